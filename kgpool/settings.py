@@ -1,0 +1,175 @@
+"""kgpool settings, read from the environment.
+
+With nothing set, kgpool runs embedded: a SQLite file under var/ and Celery tasks executed in-process.
+DATABASE_URL switches to PostgreSQL (psycopg 3); CELERY_BROKER_URL switches to real Celery workers.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from kgpool.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("KGPOOL_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set in production (KGPOOL_REQUIRE_SECRET_KEY=true)")
+    # Fine for the embedded default on localhost; production sets SECRET_KEY (see README, Security).
+    SECRET_KEY = "kgpool-insecure-local-development-key-change-me-0123456789abcdef"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "pooling",
+    "annotation",
+    "evaluation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "kgpool.urls"
+WSGI_APPLICATION = "kgpool.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Where kgpool keeps files: the embedded SQLite database and large arrays (rankings, scores, checkpoints).
+VAR_DIR = Path(env_str("KGPOOL_VAR_DIR", str(BASE_DIR / "var")))
+# Large arrays live here, referenced from the database by relative path; share it between hosts.
+STORAGE_DIR = Path(env_str("KGPOOL_STORAGE_DIR", str(VAR_DIR / "storage")))
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["TEST"] = {"NAME": env_str("DATABASE_TEST_NAME") or None}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "kgpool.sqlite3",
+            # WAL lets the web server read while a worker or import writes; the timeout waits out writers.
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedStaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = True
+
+# --- Celery -------------------------------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+# No broker configured -> run tasks in-process (the embedded default).
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = env_str(
+    "CELERY_RESULT_BACKEND",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ("cache+memory://" if not CELERY_BROKER_URL else "rpc://"),
+)
+CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is redelivered; tasks are idempotent
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# Model work (training, scoring, ranking) goes to GPU hosts: `celery -A kgpool worker -Q gpu`.
+KGPOOL_GPU_QUEUE = env_str("KGPOOL_GPU_QUEUE", "gpu")
+CELERY_TASK_ROUTES = {"pooling.tasks.train_*": {"queue": KGPOOL_GPU_QUEUE}, "pooling.tasks.rank_*": {"queue": KGPOOL_GPU_QUEUE}}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- REST API -----------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {"TITLE": "kgpool API", "VERSION": "0.1.0"}
+
+# --- Security (production) ----------------------------------------------------------------------------
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY", False) else None
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Reference datasets shipped beside the project (../shared/data) and inside it (datasets/).
+KGPOOL_SHARED_DATA = Path(env_str("KGPOOL_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}
