@@ -1,0 +1,47 @@
+"""Django-free PyTorch KGC models, their 1-N training and checkpoints.
+
+Importing this package imports torch; the rest of the project imports it lazily (inside functions).
+"""
+from .checkpoints import load_checkpoint, save_checkpoint
+from .data import load_triples
+from .evaluation import filtered_mrr, filtered_ranks, model_score_fn
+from .models import (
+    ARCHITECTURES,
+    RESCAL,
+    ComplEx,
+    ConvE,
+    DistMult,
+    KGCModel,
+    RotatE,
+    TransE,
+    TuckER,
+    architecture_class,
+    build_model,
+)
+from .training import EpochReport, TrainingConfig, TrainingResult, resolve_device, seed_everything, train
+
+__all__ = [
+    "ARCHITECTURES",
+    "RESCAL",
+    "ComplEx",
+    "ConvE",
+    "DistMult",
+    "EpochReport",
+    "KGCModel",
+    "RotatE",
+    "TrainingConfig",
+    "TrainingResult",
+    "TransE",
+    "TuckER",
+    "architecture_class",
+    "build_model",
+    "filtered_mrr",
+    "filtered_ranks",
+    "load_checkpoint",
+    "load_triples",
+    "model_score_fn",
+    "resolve_device",
+    "save_checkpoint",
+    "seed_everything",
+    "train",
+]

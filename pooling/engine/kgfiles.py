@@ -1,0 +1,294 @@
+"""Read a knowledge graph from the common on-disk layouts, Django-free.
+
+A dataset folder holds `train.txt valid.txt test.txt` (`h r t`, tab or space separated, CRLF tolerated) and,
+optionally, entity and relation metadata in the formats of the public KGC datasets:
+
+- `entity_names.tsv` (`id name`) or KG-BERT's `entity2text.txt`,
+- `entity_wikidata.json` (id -> label, description, alternatives, wikidata_id, wikipedia),
+- `relation_types.tsv` (`relation domain_type range_type`), `relation_text.tsv` / `relation2text.txt`,
+- CoDEx `entity2types.json`, `types.json` and `relations.json` (also looked for under `en/`).
+
+Every problem is reported as a `KGFormatError` naming the file and the 1-based line, before anything is
+written anywhere: the reader returns plain data and the caller imports it in one transaction.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SPLITS = ("train", "valid", "test")
+
+
+class KGFormatError(ValueError):
+    """Bad input in a dataset file; the message names the file and the line."""
+
+    def __init__(self, path: Path | str, line: int | None, message: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.line = line
+
+
+@dataclass
+class EntityInfo:
+    name: str = ""
+    description: str = ""
+    url: str = ""
+    wikidata_id: str = ""
+    types: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RelationInfo:
+    text: str = ""
+    description: str = ""
+    domain_type: str = ""
+    range_type: str = ""
+
+
+@dataclass
+class KGData:
+    """A parsed dataset: vocabularies, triples as index arrays, and metadata keyed by entity/relation key."""
+
+    entity_keys: list[str]
+    relation_keys: list[str]
+    splits: dict[str, np.ndarray]  # split -> int64 array (n, 3) of (head, relation, tail) indices
+    entities: dict[str, EntityInfo]
+    relations: dict[str, RelationInfo]
+    type_labels: dict[str, str]
+    duplicates_skipped: dict[str, int]
+    unused_metadata: int  # metadata rows about entities/relations that occur in no triple (ignored)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "entities": len(self.entity_keys),
+            "relations": len(self.relation_keys),
+            **{split: len(self.splits[split]) for split in SPLITS},
+        }
+
+
+@dataclass
+class MetadataFiles:
+    """Optional metadata files; None means "look for the conventional name in the dataset folder"."""
+
+    entity_names: Path | None = None
+    wikidata: Path | None = None
+    relation_types: Path | None = None
+    relation_text: Path | None = None
+    entity_types: Path | None = None
+    type_labels: Path | None = None
+    relation_labels: Path | None = None
+    entity_vocab: Path | None = None
+    relation_vocab: Path | None = None
+
+
+_CONVENTIONAL_NAMES: dict[str, tuple[str, ...]] = {
+    "entity_names": ("entity_names.tsv", "entity2text.txt"),
+    "wikidata": ("entity_wikidata.json",),
+    "relation_types": ("relation_types.tsv",),
+    "relation_text": ("relation_text.tsv", "relation2text.txt"),
+    "entity_types": ("entity2types.json",),
+    "type_labels": ("types.json", "en/types.json"),
+    "relation_labels": ("relations.json", "en/relations.json"),
+}
+
+
+def read_lines(path: Path) -> list[str]:
+    """The file's lines without line endings (LF or CRLF), as strict UTF-8."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise KGFormatError(path, None, "file not found") from None
+    except OSError as exc:
+        raise KGFormatError(path, None, f"cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise KGFormatError(path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def split_fields(line: str) -> list[str]:
+    """Tab-separated when the line has a tab (names may hold spaces), else whitespace-separated."""
+    if "\t" in line:
+        return [part.strip() for part in line.split("\t")]
+    return line.split()
+
+
+def read_triple_file(path: Path) -> list[tuple[str, str, str, int]]:
+    """(head, relation, tail, line number) for every non-blank line."""
+    rows = []
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        parts = split_fields(line)
+        if len(parts) != 3 or not all(parts):
+            raise KGFormatError(path, number, f"expected 3 columns (head relation tail), found {len(parts)}")
+        rows.append((parts[0], parts[1], parts[2], number))
+    if not rows:
+        raise KGFormatError(path, None, "the split is empty")
+    return rows
+
+
+def read_keyed_table(path: Path, min_columns: int, what: str) -> dict[str, tuple[list[str], int]]:
+    """key -> (remaining columns, line); duplicate keys and short lines are errors."""
+    table: dict[str, tuple[list[str], int]] = {}
+    for number, line in enumerate(read_lines(path), start=1):
+        if not line.strip():
+            continue
+        parts = line.split("\t") if "\t" in line else line.split(None, min_columns - 1)
+        parts = [part.strip() for part in parts]
+        if len(parts) < min_columns or not parts[0]:
+            raise KGFormatError(path, number, f"expected at least {min_columns} tab-separated columns ({what})")
+        key = parts[0]
+        if key in table:
+            raise KGFormatError(path, number, f"duplicate entry {key!r} (first on line {table[key][1]})")
+        table[key] = (parts[1:], number)
+    return table
+
+
+def read_json_object(path: Path) -> dict:
+    text = "\n".join(read_lines(path))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise KGFormatError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise KGFormatError(path, 1, "expected a JSON object keyed by id")
+    return data
+
+
+def read_vocab(path: Path) -> list[str]:
+    """First column of each non-blank line; duplicates are errors."""
+    return list(read_keyed_table(path, 1, "one id per line"))
+
+
+def resolve_metadata(folder: Path, files: MetadataFiles) -> dict[str, Path | None]:
+    resolved: dict[str, Path | None] = {}
+    for attr, names in _CONVENTIONAL_NAMES.items():
+        explicit = getattr(files, attr)
+        if explicit is not None:
+            if not Path(explicit).is_file():
+                raise KGFormatError(explicit, None, "file not found")
+            resolved[attr] = Path(explicit)
+            continue
+        resolved[attr] = next((folder / name for name in names if (folder / name).is_file()), None)
+    return resolved
+
+
+def _index(keys: list[str]) -> dict[str, int]:
+    return {key: index for index, key in enumerate(keys)}
+
+
+def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
+    """Parse a dataset folder; raises KGFormatError on the first problem found."""
+    folder = Path(folder)
+    files = files or MetadataFiles()
+    if not folder.is_dir():
+        raise KGFormatError(folder, None, "dataset folder not found")
+
+    raw_splits = {split: read_triple_file(folder / f"{split}.txt") for split in SPLITS}
+
+    entity_vocab = read_vocab(files.entity_vocab) if files.entity_vocab else None
+    relation_vocab = read_vocab(files.relation_vocab) if files.relation_vocab else None
+    if entity_vocab is not None:
+        entity_keys = entity_vocab
+    else:
+        entity_keys = sorted({row[i] for rows in raw_splits.values() for row in rows for i in (0, 2)})
+    if relation_vocab is not None:
+        relation_keys = relation_vocab
+    else:
+        relation_keys = sorted({row[1] for rows in raw_splits.values() for row in rows})
+    entity_index, relation_index = _index(entity_keys), _index(relation_keys)
+
+    splits: dict[str, np.ndarray] = {}
+    duplicates: dict[str, int] = {}
+    for split, rows in raw_splits.items():
+        path = folder / f"{split}.txt"
+        encoded = np.empty((len(rows), 3), dtype=np.int64)
+        for position, (head, relation, tail, number) in enumerate(rows):
+            try:
+                encoded[position] = (entity_index[head], relation_index[relation], entity_index[tail])
+            except KeyError:
+                unknown = next(
+                    f"{kind} {key!r}"
+                    for kind, key, vocab in (
+                        ("entity", head, entity_index),
+                        ("relation", relation, relation_index),
+                        ("entity", tail, entity_index),
+                    )
+                    if key not in vocab
+                )
+                raise KGFormatError(path, number, f"unknown {unknown} (not in the given vocabulary)") from None
+        unique = np.unique(encoded, axis=0)
+        duplicates[split] = len(encoded) - len(unique)
+        splits[split] = unique
+
+    located = resolve_metadata(folder, files)
+    entities: dict[str, EntityInfo] = {key: EntityInfo() for key in entity_keys}
+    relations: dict[str, RelationInfo] = {key: RelationInfo() for key in relation_keys}
+    type_labels: dict[str, str] = {}
+    unused = 0
+
+    if located["entity_names"]:
+        for key, (columns, _line) in read_keyed_table(located["entity_names"], 2, "id name").items():
+            if key not in entities:
+                unused += 1
+                continue
+            entities[key].name = columns[0][:500]
+    if located["wikidata"]:
+        for key, record in read_json_object(located["wikidata"]).items():
+            if key not in entities:
+                unused += 1
+                continue
+            if not isinstance(record, dict):
+                raise KGFormatError(located["wikidata"], None, f"entry {key!r} is not an object")
+            info = entities[key]
+            info.name = info.name or str(record.get("label") or "")[:500]
+            info.description = str(record.get("description") or "")
+            info.wikidata_id = str(record.get("wikidata_id") or "")[:32]
+            info.url = str(record.get("wikipedia") or "")[:500]
+    if located["entity_types"]:
+        for key, types in read_json_object(located["entity_types"]).items():
+            if key not in entities:
+                unused += 1
+                continue
+            if not isinstance(types, list):
+                raise KGFormatError(located["entity_types"], None, f"types of {key!r} are not a list")
+            entities[key].types = [str(type_id) for type_id in types]
+    if located["type_labels"]:
+        for key, record in read_json_object(located["type_labels"]).items():
+            type_labels[key] = str(record.get("label", "") if isinstance(record, dict) else record)
+    if located["relation_types"]:
+        for key, (columns, line) in read_keyed_table(located["relation_types"], 3, "relation domain range").items():
+            if key not in relations:
+                unused += 1
+                continue
+            relations[key].domain_type, relations[key].range_type = columns[0], columns[1]
+    if located["relation_text"]:
+        for key, (columns, _line) in read_keyed_table(located["relation_text"], 2, "relation text").items():
+            if key not in relations:
+                unused += 1
+                continue
+            relations[key].text = columns[0][:500]
+    if located["relation_labels"]:
+        for key, record in read_json_object(located["relation_labels"]).items():
+            if key not in relations:
+                unused += 1
+                continue
+            if isinstance(record, dict):
+                relations[key].text = relations[key].text or str(record.get("label") or "")[:500]
+                relations[key].description = str(record.get("description") or "")
+    for key, info in entities.items():
+        info.name = info.name or key
+    return KGData(entity_keys, relation_keys, splits, entities, relations, type_labels, duplicates, unused)

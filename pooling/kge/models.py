@@ -1,0 +1,369 @@
+"""PyTorch knowledge-graph completion models scored 1-N (one question against all entities).
+
+Conventions
+-----------
+* Entities are ids ``0..E-1`` and relations ``0..R-1``.
+* A question is ``(anchor, relation, side)``; ``side == TAIL`` asks ``(anchor, r, ?)`` and
+  ``side == HEAD`` asks ``(?, r, anchor)`` (``HEAD``/``TAIL`` from ``pooling.engine.questions``).
+* **Every model uses reciprocal relations**: it owns ``2R`` relation parameters and a head question
+  ``(?, r, t)`` is scored as the tail question ``(t, r + R, ?)``. This is required by ConvE and TuckER
+  (their score is not symmetric in head and tail) and it makes 1-N training identical for every
+  architecture, because only tail questions ever exist internally. For the symmetric DistMult it costs
+  nothing but extra parameters; for TransE/RotatE/ComplEx/RESCAL it is the setting with which 1-N
+  training is known to work best (Lacroix et al. 2018; Ruffinelli et al. 2020, "You CAN teach an old
+  dog new tricks").
+* Scores: higher = more plausible. Distance models return the negative distance.
+
+Each class documents its default hyperparameters (constructor defaults, tuned to train well on small
+graphs such as UMLS/Nations/Kinship) and carries ``TRAINING_DEFAULTS`` — the optimiser settings that go
+with them (see ``pooling.kge.training.TrainingConfig.for_architecture``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from pooling.engine.questions import HEAD, TAIL  # numpy-only, Django-free
+
+
+class KGCModel(nn.Module):
+    """Base class: entity/relation counts, the reciprocal convention and 1-N scoring.
+
+    Subclasses implement :meth:`score_tails` for a batch of (anchor, relation) pairs where
+    ``relation`` already lies in ``0..2R-1`` (reciprocals included).
+    """
+
+    #: Optimiser settings that go with the default hyperparameters (epochs, lr, batch size, ...).
+    TRAINING_DEFAULTS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, num_entities: int, num_relations: int, **hparams: Any) -> None:
+        super().__init__()
+        if num_entities < 1 or num_relations < 1:
+            raise ValueError("a model needs at least one entity and one relation")
+        self.num_entities = int(num_entities)
+        self.num_relations = int(num_relations)
+        # Resolved hyperparameters, saved in checkpoints so a model rebuilds identically even if the
+        # class defaults change later.
+        self.hparams: dict[str, Any] = dict(hparams)
+
+    @property
+    def num_relation_embeddings(self) -> int:
+        """Number of relation parameter rows: original relations plus their reciprocals."""
+        return 2 * self.num_relations
+
+    def internal_relation(self, relation: Tensor, side: int) -> Tensor:
+        """Map a question's relation to the relation used to score it as a tail question."""
+        if side == TAIL:
+            return relation
+        if side == HEAD:
+            return relation + self.num_relations
+        raise ValueError(f"side must be HEAD ({HEAD}) or TAIL ({TAIL}), got {side!r}")
+
+    def score_questions(self, anchor: Tensor, relation: Tensor, side: int) -> Tensor:
+        """Scores (B, E) of every entity as the missing side of B questions of one ``side``."""
+        return self.score_tails(anchor, self.internal_relation(relation, side))
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        """Scores (B, E) of every entity as the tail of (anchor, relation, ?); relation in 0..2R-1."""
+        raise NotImplementedError
+
+    def penalty(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        """Regularisation term for a training batch (added to the loss); zero unless overridden."""
+        return anchor.new_zeros((), dtype=torch.float32)
+
+    def extra_repr(self) -> str:
+        return f"num_entities={self.num_entities}, num_relations={self.num_relations}, hparams={self.hparams}"
+
+
+def _embedding(count: int, dim: int, std: float | None = None) -> nn.Embedding:
+    embedding = nn.Embedding(count, dim)
+    if std is None:
+        nn.init.xavier_normal_(embedding.weight)
+    else:
+        nn.init.normal_(embedding.weight, std=std)
+    return embedding
+
+
+def _n3(*factors: Tensor) -> Tensor:
+    """Weighted nuclear 3-norm of the batch factors (Lacroix et al. 2018), averaged over the batch."""
+    batch = factors[0].shape[0]
+    return sum(factor.abs().pow(3).sum() for factor in factors) / batch
+
+
+# ----------------------------------------------------------------------------------------------
+# Translational models
+# ----------------------------------------------------------------------------------------------
+
+
+class TransE(KGCModel):
+    """TransE (Bordes et al. 2013): score(h, r, t) = -||h + r - t||_p.
+
+    Defaults: ``dim=200, p=2, dropout=0.0``. Distances to all entities come from one ``torch.cdist``
+    (for p=2 it uses the expanded-norm matmul trick). With softmax 1-N training the usual margin is
+    implicit in the scale of the distances, so no margin hyperparameter is needed.
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 300, "lr": 0.003, "batch_size": 256, "label_smoothing": 0.0}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 200, p: int = 2,
+                 dropout: float = 0.0) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, p=p, dropout=dropout)
+        if p not in (1, 2):
+            raise ValueError("TransE supports the L1 (p=1) and L2 (p=2) distance")
+        self.p = p
+        self.entity = _embedding(num_entities, dim)
+        self.relation = _embedding(self.num_relation_embeddings, dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        query = self.dropout(self.entity(anchor) + self.relation(relation))
+        return -torch.cdist(query, self.entity.weight, p=self.p)
+
+
+class RotatE(KGCModel):
+    """RotatE (Sun et al. 2019): t ≈ h ∘ r with |r_i| = 1 in complex space.
+
+    score(h, r, t) = -||h ∘ r - t|| over the 2·dim real coordinates (Re, Im). The paper sums the complex
+    moduli instead (an L1 over complex coordinates), which needs a (B, E, dim) intermediate; the
+    Euclidean variant here is computed for all entities with one ``torch.cdist`` and trains at least as
+    well 1-N. Defaults: ``dim=200`` complex dimensions (400 real numbers), ``p=2``.
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 300, "lr": 0.003, "batch_size": 256, "label_smoothing": 0.0}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 200, p: int = 2,
+                 dropout: float = 0.0) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, p=p, dropout=dropout)
+        if p not in (1, 2):
+            raise ValueError("RotatE supports p=1 and p=2 over the real coordinates")
+        self.p = p
+        self.dim = dim
+        self.entity = _embedding(num_entities, 2 * dim)  # [Re | Im]
+        self.phase = nn.Embedding(self.num_relation_embeddings, dim)
+        nn.init.uniform_(self.phase.weight, -math.pi, math.pi)
+        self.dropout = nn.Dropout(dropout)
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        head_re, head_im = self.entity(anchor).chunk(2, dim=-1)
+        phase = self.phase(relation)
+        rel_re, rel_im = torch.cos(phase), torch.sin(phase)
+        query = torch.cat([head_re * rel_re - head_im * rel_im, head_re * rel_im + head_im * rel_re], dim=-1)
+        return -torch.cdist(self.dropout(query), self.entity.weight, p=self.p)
+
+
+# ----------------------------------------------------------------------------------------------
+# Bilinear (decomposition) models: one matmul against the entity matrix
+# ----------------------------------------------------------------------------------------------
+
+
+class _BilinearModel(KGCModel):
+    """Shared parts of DistMult / ComplEx / RESCAL: query vector @ entity matrix^T, N3 penalty."""
+
+    entity: nn.Embedding
+
+    def __init__(self, num_entities: int, num_relations: int, **hparams: Any) -> None:
+        super().__init__(num_entities, num_relations, **hparams)
+        self.input_dropout = nn.Dropout(hparams.get("dropout", 0.0))
+        self.regularization = float(hparams.get("regularization", 0.0))
+
+    def query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        return self.query(anchor, relation) @ self.entity.weight.t()
+
+
+class DistMult(_BilinearModel):
+    """DistMult (Yang et al. 2015): score = <h, r, t>.
+
+    Defaults: ``dim=200, dropout=0.3`` (on the head embedding), ``regularization=0.0`` (N3 weight).
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 300, "lr": 0.003, "batch_size": 256, "label_smoothing": 0.1}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 200, dropout: float = 0.3,
+                 regularization: float = 0.0) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, dropout=dropout, regularization=regularization)
+        self.entity = _embedding(num_entities, dim)
+        self.relation = _embedding(self.num_relation_embeddings, dim)
+
+    def query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        return self.input_dropout(self.entity(anchor)) * self.relation(relation)
+
+    def penalty(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        if not self.regularization:
+            return super().penalty(anchor, relation)
+        return self.regularization * _n3(self.entity(anchor), self.relation(relation))
+
+
+class ComplEx(_BilinearModel):
+    """ComplEx (Trouillon et al. 2016): score = Re(<h, r, conj(t)>).
+
+    Embeddings are stored as [Re | Im]; the score for all entities is one matmul of
+    [Re(h∘r) | Im(h∘r)] with [Re(t) | Im(t)]. Defaults: ``dim=200`` complex dimensions,
+    ``dropout=0.3``, ``regularization=0.0`` (N3 weight; 5e-3 to 1e-1 helps on FB15k-237).
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 300, "lr": 0.003, "batch_size": 256, "label_smoothing": 0.1}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 200, dropout: float = 0.3,
+                 regularization: float = 0.0) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, dropout=dropout, regularization=regularization)
+        self.entity = _embedding(num_entities, 2 * dim)
+        self.relation = _embedding(self.num_relation_embeddings, 2 * dim)
+
+    def query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        head_re, head_im = self.input_dropout(self.entity(anchor)).chunk(2, dim=-1)
+        rel_re, rel_im = self.relation(relation).chunk(2, dim=-1)
+        return torch.cat([head_re * rel_re - head_im * rel_im, head_re * rel_im + head_im * rel_re], dim=-1)
+
+    def penalty(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        if not self.regularization:
+            return super().penalty(anchor, relation)
+        # N3 on the complex moduli, as in Lacroix et al.
+        head_re, head_im = self.entity(anchor).chunk(2, dim=-1)
+        rel_re, rel_im = self.relation(relation).chunk(2, dim=-1)
+        head_modulus = torch.sqrt(head_re**2 + head_im**2 + 1e-12)
+        rel_modulus = torch.sqrt(rel_re**2 + rel_im**2 + 1e-12)
+        return self.regularization * _n3(head_modulus, rel_modulus)
+
+
+class RESCAL(_BilinearModel):
+    """RESCAL (Nickel et al. 2011): score = h^T M_r t with a full dim x dim matrix per relation.
+
+    Defaults: ``dim=128, dropout=0.3, regularization=0.0``. The 2R relation matrices cost
+    2R·dim² parameters (FB15k-237 at dim 128: 7.8M).
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 300, "lr": 0.002, "batch_size": 256, "label_smoothing": 0.1}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 128, dropout: float = 0.3,
+                 regularization: float = 0.0) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, dropout=dropout, regularization=regularization)
+        self.dim = dim
+        self.entity = _embedding(num_entities, dim)
+        # Initialised near the identity/sqrt(dim) so that the initial score is DistMult-like.
+        self.relation = nn.Embedding(self.num_relation_embeddings, dim * dim)
+        nn.init.normal_(self.relation.weight, std=1.0 / dim)
+
+    def query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        matrices = self.relation(relation).view(-1, self.dim, self.dim)
+        head = self.input_dropout(self.entity(anchor))
+        return torch.bmm(head.unsqueeze(1), matrices).squeeze(1)
+
+    def penalty(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        if not self.regularization:
+            return super().penalty(anchor, relation)
+        return self.regularization * _n3(self.entity(anchor), self.relation(relation))
+
+
+# ----------------------------------------------------------------------------------------------
+# Neural models
+# ----------------------------------------------------------------------------------------------
+
+
+class ConvE(KGCModel):
+    """ConvE (Dettmers et al. 2018): 2D convolution over stacked head/relation embeddings.
+
+    score = f(vec(f([h̄; r̄] * ω)) W) · t + b_t. Defaults follow the paper at a size that suits small
+    graphs: ``dim=200`` reshaped to ``20 x 10``, ``channels=32``, ``kernel_size=3``, dropouts
+    ``input_dropout=0.2, feature_dropout=0.2, hidden_dropout=0.3``.
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 200, "lr": 0.003, "batch_size": 128, "label_smoothing": 0.1}
+
+    def __init__(self, num_entities: int, num_relations: int, *, dim: int = 200, embedding_height: int = 20,
+                 channels: int = 32, kernel_size: int = 3, input_dropout: float = 0.2,
+                 feature_dropout: float = 0.2, hidden_dropout: float = 0.3) -> None:
+        super().__init__(num_entities, num_relations, dim=dim, embedding_height=embedding_height,
+                         channels=channels, kernel_size=kernel_size, input_dropout=input_dropout,
+                         feature_dropout=feature_dropout, hidden_dropout=hidden_dropout)
+        if dim % embedding_height:
+            raise ValueError("dim must be a multiple of embedding_height")
+        self.embedding_height = embedding_height
+        self.embedding_width = dim // embedding_height
+        self.entity = _embedding(num_entities, dim)
+        self.relation = _embedding(self.num_relation_embeddings, dim)
+        self.entity_bias = nn.Parameter(torch.zeros(num_entities))
+        self.input_norm = nn.BatchNorm2d(1)
+        self.input_dropout = nn.Dropout(input_dropout)
+        self.conv = nn.Conv2d(1, channels, kernel_size)
+        self.feature_norm = nn.BatchNorm2d(channels)
+        self.feature_dropout = nn.Dropout2d(feature_dropout)
+        image_height = 2 * embedding_height - kernel_size + 1
+        image_width = self.embedding_width - kernel_size + 1
+        self.hidden = nn.Linear(channels * image_height * image_width, dim)
+        self.hidden_norm = nn.BatchNorm1d(dim)
+        self.hidden_dropout = nn.Dropout(hidden_dropout)
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        shape = (-1, 1, self.embedding_height, self.embedding_width)
+        image = torch.cat([self.entity(anchor).view(shape), self.relation(relation).view(shape)], dim=2)
+        image = self.input_dropout(self.input_norm(image))
+        features = self.feature_dropout(F.relu(self.feature_norm(self.conv(image))))
+        hidden = self.hidden(features.flatten(1))
+        hidden = F.relu(self.hidden_norm(self.hidden_dropout(hidden)))
+        return hidden @ self.entity.weight.t() + self.entity_bias
+
+
+class TuckER(KGCModel):
+    """TuckER (Balažević et al. 2019): score = W ×1 h ×2 r ×3 t with a learnt core tensor W.
+
+    Defaults suit small graphs: ``entity_dim=200, relation_dim=30``, dropouts
+    ``input_dropout=0.3, hidden_dropout1=0.4, hidden_dropout2=0.5`` (the paper's FB15k-237 values).
+    The core tensor is relation_dim x entity_dim x entity_dim.
+    """
+
+    TRAINING_DEFAULTS = {"epochs": 200, "lr": 0.003, "batch_size": 128, "label_smoothing": 0.1}
+
+    def __init__(self, num_entities: int, num_relations: int, *, entity_dim: int = 200, relation_dim: int = 30,
+                 input_dropout: float = 0.3, hidden_dropout1: float = 0.4, hidden_dropout2: float = 0.5) -> None:
+        super().__init__(num_entities, num_relations, entity_dim=entity_dim, relation_dim=relation_dim,
+                         input_dropout=input_dropout, hidden_dropout1=hidden_dropout1,
+                         hidden_dropout2=hidden_dropout2)
+        self.entity_dim = entity_dim
+        self.entity = _embedding(num_entities, entity_dim)
+        self.relation = _embedding(self.num_relation_embeddings, relation_dim)
+        self.core = nn.Parameter(torch.empty(relation_dim, entity_dim, entity_dim).uniform_(-1.0, 1.0))
+        self.input_norm = nn.BatchNorm1d(entity_dim)
+        self.hidden_norm = nn.BatchNorm1d(entity_dim)
+        self.input_dropout = nn.Dropout(input_dropout)
+        self.hidden_dropout1 = nn.Dropout(hidden_dropout1)
+        self.hidden_dropout2 = nn.Dropout(hidden_dropout2)
+
+    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        head = self.input_dropout(self.input_norm(self.entity(anchor)))
+        # W ×1 r: one (B, d_r) @ (d_r, d_e*d_e) matmul gives a d_e x d_e matrix per question.
+        relation_core = (self.relation(relation) @ self.core.view(self.core.shape[0], -1))
+        relation_core = self.hidden_dropout1(relation_core.view(-1, self.entity_dim, self.entity_dim))
+        hidden = torch.bmm(head.unsqueeze(1), relation_core).squeeze(1)
+        hidden = self.hidden_dropout2(self.hidden_norm(hidden))
+        return hidden @ self.entity.weight.t()
+
+
+ARCHITECTURES: dict[str, type[KGCModel]] = {
+    "transe": TransE,
+    "rotate": RotatE,
+    "distmult": DistMult,
+    "complex": ComplEx,
+    "rescal": RESCAL,
+    "conve": ConvE,
+    "tucker": TuckER,
+}
+
+
+def architecture_class(name: str) -> type[KGCModel]:
+    """The model class registered under ``name`` (case-insensitive)."""
+    try:
+        return ARCHITECTURES[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown architecture {name!r}; choose one of {sorted(ARCHITECTURES)}") from None
+
+
+def build_model(name: str, num_entities: int, num_relations: int, **hparams: Any) -> KGCModel:
+    """Instantiate architecture ``name`` with its defaults overridden by ``hparams``."""
+    return architecture_class(name)(num_entities, num_relations, **hparams)

@@ -1,0 +1,1 @@
+"""Writes of the pooling app, one module per concept (Django-Styleguide services)."""

@@ -1,0 +1,104 @@
+"""Writes of the pooling app: importing knowledge graphs."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from pooling.engine.kgfiles import SPLITS, KGData, MetadataFiles, read_kg
+from pooling.models import Entity, KnowledgeGraph, Relation, Triple
+from pooling.storage import save_arrays
+
+# (stage, done, total): lets a command draw a progress bar without the service knowing about terminals.
+ProgressFn = Callable[[str, int, int], None]
+
+TRIPLE_BATCH = 5000
+
+
+class KGImportError(Exception):
+    """The import was refused; nothing was written."""
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def import_kg(
+    name: str,
+    folder: Path | str,
+    *,
+    files: MetadataFiles | None = None,
+    replace: bool = False,
+    description: str = "",
+    progress: ProgressFn = _no_progress,
+) -> KnowledgeGraph:
+    """Parse the dataset folder, then write it in one transaction (all or nothing)."""
+    existing = KnowledgeGraph.objects.filter(name=name).first()
+    if existing is not None and not replace:
+        raise KGImportError(f"a knowledge graph named {name!r} already exists (use --replace to overwrite it)")
+    progress("reading files", 0, 1)
+    data = read_kg(folder, files)
+    progress("reading files", 1, 1)
+    with transaction.atomic():
+        if existing is not None:
+            _delete_kg(existing)
+        kg = _write_kg(name, str(Path(folder).resolve()), description, data, progress)
+    return kg
+
+
+def _delete_kg(kg: KnowledgeGraph) -> None:
+    # The ORM's cascade would load every triple and probe it per entity; these tables have no signals, so the
+    # bulk rows go with plain DELETEs in dependency order.
+    for model in (Triple, Entity, Relation):
+        model.objects.filter(kg=kg)._raw_delete(model.objects.db)
+    kg.delete()
+
+
+def _write_kg(name: str, source: str, description: str, data: KGData, progress: ProgressFn) -> KnowledgeGraph:
+    counts = data.counts
+    kg = KnowledgeGraph.objects.create(
+        name=name,
+        description=description,
+        source=source,
+        num_entities=counts["entities"],
+        num_relations=counts["relations"],
+        num_train=counts["train"],
+        num_valid=counts["valid"],
+        num_test=counts["test"],
+        type_labels=data.type_labels,
+    )
+    progress("entities", 0, counts["entities"])
+    entities = Entity.objects.bulk_create(
+        [Entity(kg=kg, index=index, key=key, **asdict(data.entities[key])) for index, key in enumerate(data.entity_keys)],
+        batch_size=2000,
+    )
+    progress("entities", counts["entities"], counts["entities"])
+    relations = Relation.objects.bulk_create(
+        [Relation(kg=kg, index=index, key=key, **asdict(data.relations[key])) for index, key in enumerate(data.relation_keys)],
+    )
+    entity_pk = np.array([entity.pk for entity in entities], dtype=np.int64)
+    relation_pk = np.array([relation.pk for relation in relations], dtype=np.int64)
+
+    total = sum(counts[split] for split in SPLITS)
+    done = 0
+    progress("triples", done, total)
+    for split in SPLITS:
+        triples = data.splits[split]
+        heads, rels, tails = entity_pk[triples[:, 0]].tolist(), relation_pk[triples[:, 1]].tolist(), entity_pk[triples[:, 2]].tolist()
+        for start in range(0, len(triples), TRIPLE_BATCH):
+            stop = min(start + TRIPLE_BATCH, len(triples))
+            Triple.objects.bulk_create(
+                [
+                    Triple(kg_id=kg.pk, head_id=heads[i], relation_id=rels[i], tail_id=tails[i], split=split)
+                    for i in range(start, stop)
+                ]
+            )
+            done += stop - start
+            progress("triples", done, total)
+
+    kg.arrays_file = save_arrays(f"kg/{kg.pk}-{kg.name}/triples.npz", **data.splits)
+    kg.save(update_fields=["arrays_file"])
+    return kg
