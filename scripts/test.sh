@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install everything into .venv and run the whole test suite twice: embedded (SQLite, Celery eager) and
+# on PostgreSQL with a real Celery worker on Redis. Extra arguments go to pytest (e.g. -k import).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv with $PYTHON"
+  "$PYTHON" -m venv .venv
+fi
+echo "== installing requirements-dev.txt"
+.venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+
+echo "== services"
+bash scripts/services.sh
+
+export PYTHONDONTWRITEBYTECODE=1
+# Each run gets its own storage and SQLite folder, so a test run never touches your data.
+export KGPOOL_VAR_DIR=$(mktemp -d /tmp/kgpool-test-XXXXXX)
+trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT
+
+echo "== tests on SQLite (embedded default, Celery eager)"
+env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"
+
+echo "== tests on PostgreSQL, real Celery worker on Redis"
+DATABASE_URL=${KGPOOL_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/kgpool} \
+KGPOOL_TEST_BROKER_URL=${KGPOOL_TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
+  env -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"

@@ -1,0 +1,200 @@
+"""PROBE (SPEC 5.4): rank transformer, train popularity, weights, grids, p-MRR and log-MRR.
+
+Expected values are computed by hand in the comments (or by a naive dict-counting reference)."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluation.core.probe import (
+    ALPHA_GRID,
+    BETA_GRID,
+    P_MRR_GRID,
+    TrainPopularity,
+    log_mrr,
+    minmax_normalise,
+    p_mrr,
+    probe_alpha_grid,
+    probe_beta_grid,
+    probe_heatmap,
+    probe_score,
+    probe_weights,
+    rank_transform,
+)
+
+ALPHAS = (1.0, 0.5, 0.0, -0.5, -1.0, 2.0, -3.0, 1e-9, -1e-9)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_rank_transform_is_one_at_rank_one_and_zero_at_rank_n(alpha: float) -> None:
+    n = np.array([2, 3, 10, 14541])
+    assert rank_transform(np.ones(4), n, alpha) == pytest.approx(np.ones(4), abs=1e-12)
+    assert rank_transform(n.astype(float), n, alpha) == pytest.approx(np.zeros(4), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("rank", "n", "alpha", "expected"),
+    [
+        (2, 5, 1.0, (1 / 2 - 1 / 5) / (1 - 1 / 5)),  # 0.3 / 0.8 = 0.375
+        (4, 16, 0.5, (1 / 2 - 1 / 4) / (1 - 1 / 4)),  # 1/3
+        (4, 16, 0.0, 0.5),  # 1 - ln 4 / ln 16
+        (2, 5, -1.0, 0.75),  # (2 - 5) / (1 - 5): linear in the rank
+        (4, 16, -0.5, (2 - 4) / (1 - 4)),  # (sqrt 4 - sqrt 16) / (1 - sqrt 16) = 2/3
+        (2.5, 5, 1.0, (0.4 - 0.2) / 0.8),  # fractional (tied) rank: 0.25
+    ],
+)
+def test_rank_transform_hand_values(rank: float, n: int, alpha: float, expected: float) -> None:
+    assert rank_transform(np.array([rank]), np.array([n]), alpha)[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_rank_transform_single_candidate_is_perfect() -> None:
+    # N = 1: only the answer is left, rank 1; the formulas are 0/0, we define f* = 1
+    for alpha in ALPHAS:
+        assert rank_transform(np.array([1.0]), np.array([1]), alpha)[0] == 1.0
+
+
+def test_rank_transform_is_continuous_at_alpha_zero() -> None:
+    ranks, n = np.array([1.0, 2.0, 7.5, 300.0]), np.array([10, 10, 80, 14541])
+    assert rank_transform(ranks, n, 1e-8) == pytest.approx(rank_transform(ranks, n, 0.0), abs=1e-7)
+
+
+@pytest.mark.parametrize("bad_rank", [0.5, 11.0, np.nan])
+def test_rank_transform_rejects_ranks_outside_one_to_n(bad_rank: float) -> None:
+    with pytest.raises(ValueError):
+        rank_transform(np.array([1.0, bad_rank]), np.array([10, 10]), 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(min_value=2, max_value=100_000),
+    alpha=st.floats(min_value=-3, max_value=3, allow_nan=False),
+    data=st.data(),
+)
+def test_rank_transform_is_in_unit_interval_and_decreasing(n: int, alpha: float, data: st.DataObject) -> None:
+    ranks = np.sort(np.array(data.draw(st.lists(st.floats(1, n), min_size=2, max_size=8))))
+    values = rank_transform(ranks, np.full(len(ranks), n), alpha)
+    assert np.all(values >= -1e-12) and np.all(values <= 1 + 1e-12)
+    assert np.all(np.diff(values) <= 1e-12)
+
+
+# Train triples (head, relation, tail), |T| = 5:
+#   (0,0,1) (0,1,2) (1,0,2) (3,1,3) (0,0,2)
+# d(0)=3, d(1)=2, d(2)=3, d(3)=1 (the self-loop contains 3 once), d(4)=0 (unseen)
+# delta(a) = d(a)/10; delta(0|0)=2/3, delta(1|0)=1/3, delta(0|1)=1, delta(0|2)=2/3, delta(1|2)=1/3,
+# delta(1|3)=1, delta(0|3)=0
+TRAIN = np.array([(0, 0, 1), (0, 1, 2), (1, 0, 2), (3, 1, 3), (0, 0, 2)])
+
+
+def test_train_popularity_hand_case() -> None:
+    popularity = TrainPopularity.from_triples(TRAIN)
+    entity_delta = popularity.entity_delta(np.array([0, 1, 2, 3, 4, -1]))
+    assert entity_delta == pytest.approx([0.3, 0.2, 0.3, 0.1, 0.0, 0.0])
+    entities = np.array([0, 0, 1, 2, 2, 3, 3, 4, 0])
+    relations = np.array([0, 1, 0, 0, 1, 1, 0, 0, 7])  # relation 7 never seen
+    expected = [2 / 3, 1 / 3, 1.0, 2 / 3, 1 / 3, 1.0, 0.0, 0.0, 0.0]
+    assert popularity.relation_given_entity(entities, relations) == pytest.approx(expected)
+
+
+def test_train_popularity_matches_naive_counting_on_nations(shared_data) -> None:
+    lines = (shared_data / "nations" / "train.txt").read_text().split("\n")
+    named = [line.split("\t") for line in lines if line.strip()]
+    entity_ids = {name: i for i, name in enumerate(sorted({x for h, _, t in named for x in (h, t)}))}
+    relation_ids = {name: i for i, name in enumerate(sorted({r for _, r, _ in named}))}
+    triples = np.array([(entity_ids[h], relation_ids[r], entity_ids[t]) for h, r, t in named])
+    # naive reference: a triple contains a (once, even as a self-loop)
+    degree: Counter[int] = Counter()
+    pair: Counter[tuple[int, int]] = Counter()
+    for h, r, t in triples.tolist():
+        for a in {h, t}:
+            degree[a] += 1
+            pair[(a, r)] += 1
+    popularity = TrainPopularity.from_triples(triples)
+    rng = np.random.default_rng(3)
+    entities = rng.integers(0, len(entity_ids), 500)
+    relations = rng.integers(0, len(relation_ids), 500)
+    expected_entity = [degree[a] / (2 * len(triples)) for a in entities.tolist()]
+    expected_relation = [pair[(a, r)] / degree[a] if degree[a] else 0.0 for a, r in zip(entities, relations)]
+    got_entity, got_relation = popularity.query_deltas(entities, relations)
+    assert got_entity == pytest.approx(expected_entity)
+    assert got_relation == pytest.approx(expected_relation)
+
+
+# Evaluated queries (answer, relation, rank, N), alpha = 1:
+#   q1: (0, 0, 1, 10)  f* = 1          delta_e 0.3  delta_r 2/3
+#   q2: (2, 1, 10, 10) f* = 0          delta_e 0.3  delta_r 1/3
+#   q3: (4, 0, 2, 3)   f* = 0.25       delta_e 0    delta_r 0   (unseen in train)
+# eps_e = 0.3 (entity 3 with delta 0.1 is not evaluated), eps_r = 1/3
+# beta = 1: w1 = 1/0.6 * 1/1 = 5/3, w2 = 1/0.6 * 1/(2/3) = 5/2, w3 = 1/0.3 * 1/(1/3) = 10
+# PROBE = (5/3 + 10 * 0.25) / (5/3 + 5/2 + 10) = (25/6) / (85/6) = 5/17
+QUERY_ANSWERS = np.array([0, 2, 4])
+QUERY_RELATIONS = np.array([0, 1, 0])
+QUERY_RANKS = np.array([1.0, 10.0, 2.0])
+QUERY_N = np.array([10, 10, 3])
+
+
+def _query_deltas() -> tuple[np.ndarray, np.ndarray]:
+    return TrainPopularity.from_triples(TRAIN).query_deltas(QUERY_ANSWERS, QUERY_RELATIONS)
+
+
+def test_probe_weighted_hand_case() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    assert probe_weights(entity_delta, relation_delta, 1.0) == pytest.approx([5 / 3, 5 / 2, 10])
+    assert probe_score(QUERY_RANKS, QUERY_N, entity_delta, relation_delta, 1.0, 1.0) == pytest.approx(5 / 17)
+
+
+def test_probe_eps_comes_from_the_evaluated_queries_only() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    # adding a query on entity 3 (delta 0.1, delta(1|3) = 1) lowers eps_e to 0.1: w3 = 1/0.1 * 3 = 30
+    popularity = TrainPopularity.from_triples(TRAIN)
+    e4, r4 = popularity.query_deltas(np.array([3]), np.array([1]))
+    weights = probe_weights(np.r_[entity_delta, e4], np.r_[relation_delta, r4], 1.0)
+    # eps_e = 0.1, eps_r = 1/3: w = [1/0.4 * 1, 1/0.4 * 3/2, 1/0.1 * 3, 1/0.2 * 3/4]
+    assert weights == pytest.approx([2.5, 3.75, 30.0, 3.75])
+
+
+def test_probe_all_zero_popularity_gives_equal_weights() -> None:
+    weights = probe_weights(np.zeros(3), np.zeros(3), 0.6)
+    assert weights == pytest.approx(np.full(3, weights[0]))
+
+
+def test_probe_beta_zero_is_plain_mean_of_transform() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    # alpha = 1: f* = [1, 0, 0.25]; alpha = -1: f* = [1, 0, 0.5]
+    assert probe_score(QUERY_RANKS, QUERY_N, entity_delta, relation_delta, 1.0, 0.0) == pytest.approx(1.25 / 3)
+    assert probe_score(QUERY_RANKS, QUERY_N, entity_delta, relation_delta, -1.0, 0.0) == pytest.approx(0.5)
+
+
+def test_probe_grids_and_heatmap_agree_with_single_scores() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    ranks = np.stack([QUERY_RANKS, [2.0, 1.0, 1.0], [5.0, 3.5, 3.0]])  # 3 systems x 3 queries
+    heat = probe_heatmap(ranks, QUERY_N, entity_delta, relation_delta, normalise=False)
+    assert heat.shape == (len(ALPHA_GRID), len(BETA_GRID), 3)
+    for i, alpha in enumerate(ALPHA_GRID):
+        for j, beta in enumerate(BETA_GRID):
+            expected = [probe_score(r, QUERY_N, entity_delta, relation_delta, alpha, beta) for r in ranks]
+            assert heat[i, j] == pytest.approx(expected)
+    assert probe_alpha_grid(ranks, QUERY_N, entity_delta, relation_delta) == pytest.approx(heat[:, 0])
+    assert probe_beta_grid(ranks, QUERY_N, entity_delta, relation_delta) == pytest.approx(heat[0, :])
+    normalised = probe_heatmap(ranks, QUERY_N, entity_delta, relation_delta)
+    assert normalised.min(axis=-1) == pytest.approx(np.zeros((5, 5)))
+    assert normalised.max(axis=-1) == pytest.approx(np.ones((5, 5)))
+    assert normalised[0, 0] == pytest.approx((heat[0, 0] - heat[0, 0].min()) / np.ptp(heat[0, 0]))
+
+
+def test_minmax_normalise_constant_cell_is_zero() -> None:
+    assert minmax_normalise(np.array([[0.3, 0.3], [1.0, 3.0]])) == pytest.approx(np.array([[0.0, 0.0], [0.0, 1.0]]))
+
+
+def test_p_mrr_and_log_mrr_hand_values() -> None:
+    ranks = np.array([1.0, 2.0, 4.0])
+    assert p_mrr(ranks, 1.0) == pytest.approx((1 + 0.5 + 0.25) / 3)  # = MRR
+    assert p_mrr(ranks, 0.5) == pytest.approx((1 + 2**-0.5 + 0.5) / 3)
+    assert log_mrr(np.array([1.0, 3.0])) == pytest.approx((1 + math.log(2) / math.log(4)) / 2)  # 0.75
+    per_system = np.array([[1.0, 2.0], [4.0, 4.0]])
+    assert p_mrr(per_system, 1.0) == pytest.approx([0.75, 0.25])
+    assert P_MRR_GRID == pytest.approx([1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4, 1])

@@ -1,0 +1,79 @@
+"""The quickstart sets up the embedded demo from nothing and serves a site you can log in to."""
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env["KGPOOL_VAR_DIR"] = str(tmp_path / "var")
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_quickstart_sets_up_and_is_rerunnable(tmp_path):
+    command = [sys.executable, "manage.py", "quickstart", "--no-serve"]
+    first = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "var" / "kgpool.sqlite3").is_file()
+    assert "135 entities, 46 relations, 5216 / 652 / 661 train / valid / test triples" in first.stdout
+    assert re.search(r"^\s+admin\s+\S{8,}$", first.stdout, re.M)
+    assert "triples" in first.stderr  # progress bars go to stderr
+    second = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "135 entities" in second.stdout
+
+
+def test_quickstart_serves_the_site_and_the_printed_login_works(tmp_path):
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "quickstart", "--addr", f"127.0.0.1:{port}"],
+        cwd=ROOT, env=embedded_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        output = []
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            output.append(line)
+            if line.startswith("Serving kgpool"):
+                break
+        text = "".join(output)
+        assert f"Serving kgpool at http://127.0.0.1:{port}/" in text, text
+        password = re.search(r"^\s+admin\s+(\S+)$", text, re.M).group(1)
+
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):  # the server starts listening just after printing
+            try:
+                page = opener.open(f"{base}/login/", timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(0.2)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        form = urllib.parse.urlencode({"username": "admin", "password": password, "csrfmiddlewaretoken": token, "next": "/"})
+        request = urllib.request.Request(f"{base}/login/", data=form.encode(), headers={"Referer": f"{base}/login/"})
+        home = opener.open(request, timeout=10).read().decode()
+        assert "Knowledge graphs" in home and "umls" in home
+        assert "Log out" in home
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
