@@ -3,7 +3,6 @@
 Importing this package imports torch; the rest of the project imports it lazily (inside functions).
 """
 from .checkpoints import load_checkpoint, save_checkpoint
-from .data import load_triples
 from .evaluation import filtered_mrr, filtered_ranks, model_score_fn
 from .models import (
     ARCHITECTURES,
@@ -38,7 +37,6 @@ __all__ = [
     "filtered_mrr",
     "filtered_ranks",
     "load_checkpoint",
-    "load_triples",
     "model_score_fn",
     "resolve_device",
     "save_checkpoint",

@@ -141,7 +141,8 @@ class TrainingQuestions:
         return len(self.anchor)
 
     def to(self, device: torch.device) -> TrainingQuestions:
-        return TrainingQuestions(*(tensor.to(device) for tensor in dataclasses.astuple(self)))
+        return TrainingQuestions(self.anchor.to(device), self.relation.to(device), self.offsets.to(device),
+                                 self.answers.to(device))
 
     def target_matrix(self, batch: Tensor, num_entities: int, label_smoothing: float) -> Tensor:
         """(B, E) target distributions: uniform over each question's answers, then smoothed."""
@@ -193,6 +194,7 @@ def _train(config: TrainingConfig, train_triples: np.ndarray, valid_triples: np.
     seed_everything(config.seed)
     started = time.perf_counter()
 
+    _checked(train_triples, num_entities, num_relations, "train_triples")  # fail before building anything
     model = build_model(config.architecture, num_entities, num_relations, **config.hyperparameters).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     questions = TrainingQuestions.from_triples(train_triples, num_relations).to(device)
@@ -202,11 +204,11 @@ def _train(config: TrainingConfig, train_triples: np.ndarray, valid_triples: np.
     skip_single = any(isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules())
 
     has_validation = valid_triples is not None and len(valid_triples) > 0
-    filter_triples = [np.asarray(train_triples, dtype=np.int64).reshape(-1, 3)]
+    filter_triples = [_checked(train_triples, num_entities, num_relations, "train_triples")]
     if has_validation:
-        filter_triples.append(np.asarray(valid_triples, dtype=np.int64).reshape(-1, 3))
+        filter_triples.append(_checked(valid_triples, num_entities, num_relations, "valid_triples"))
     if known_triples is not None and len(known_triples):
-        filter_triples.append(np.asarray(known_triples, dtype=np.int64).reshape(-1, 3))
+        filter_triples.append(_checked(known_triples, num_entities, num_relations, "known_triples"))
     filter_all = np.concatenate(filter_triples)
 
     bar = None
@@ -277,3 +279,13 @@ def _train_one_epoch(model: KGCModel, optimizer: torch.optim.Optimizer, question
         total_loss += loss.item() * len(batch)
     return total_loss / max(len(questions), 1)
 
+
+
+def _checked(triples: np.ndarray, num_entities: int, num_relations: int, name: str) -> np.ndarray:
+    """``triples`` as int64 (n, 3), with every id in range (an embedding lookup would fail obscurely)."""
+    array = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+    if array.size and (array.min() < 0 or array[:, [0, 2]].max() >= num_entities
+                       or array[:, 1].max() >= num_relations):
+        raise ValueError(f"{name} holds ids outside 0..{num_entities - 1} (entities) / "
+                         f"0..{num_relations - 1} (relations)")
+    return array
