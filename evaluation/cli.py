@@ -7,7 +7,8 @@
 - ``micro RANKS.tsv [--hits 1,3,10] [--by side|relation|category|domain]``: answer-wise metrics.
 
 Other subcommands (probe, kendall) are added by ``evaluation.cli_analysis.register`` when present.
-Bad input: a one-line ``error: ...`` naming file and line on stderr, exit status 2.
+Input files are read by :mod:`evaluation.inputs`. Bad input: a one-line ``error: FILE:LINE: ...`` on stderr,
+exit status 2.
 """
 from __future__ import annotations
 
@@ -15,13 +16,13 @@ import argparse
 import importlib
 import inspect
 import sys
-from pathlib import Path
 from typing import Sequence, TextIO
 
 import numpy as np
 
 from evaluation.core import macro, micro
 from evaluation.core.trec import TrecFormatError, judged_ranking_from_trec, read_qrels, read_run
+from evaluation.inputs import InputError, read_ranks, read_triples, read_two_columns
 
 #: trec_eval-like default set (its "official" measures that this module implements, plus ndcg).
 DEFAULT_TREC_MEASURES: tuple[str, ...] = (
@@ -34,10 +35,6 @@ DEFAULT_MACRO_MEASURES: tuple[str, ...] = (
 )
 _SUMMARY_ONLY = ("runid", "num_q")
 _INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret"})
-
-
-class InputError(ValueError):
-    """Bad command-line input; the message names the file and line when there is one."""
 
 
 # ---------------------------------------------------------------------- trec / macro
@@ -59,7 +56,7 @@ def run_trec(args: argparse.Namespace, out: TextIO, default_measures: Sequence[s
     run = read_run(args.run)
     judged = judged_ranking_from_trec(qrels, run, complete=args.complete, relevance_level=args.level)
     if judged.num_queries == 0:
-        raise InputError(f"{args.run}: no queries with both results and relevance info")
+        raise InputError(args.run, None, "no queries with both results and relevance info")
     per_query = macro.evaluate(judged, measures)
     lines: list[str] = []
     if args.per_query:
@@ -83,81 +80,18 @@ def _summary_order(special: Sequence[str], measures: Sequence[str]) -> list[str]
 
 
 # ---------------------------------------------------------------------- micro
-def read_ranks_tsv(path: str | Path) -> dict[str, np.ndarray]:
-    """Parse ``head<TAB>relation<TAB>tail<TAB>side<TAB>rank<TAB>num_candidates`` lines.
-
-    Returns arrays: relation (int codes), relation_names, side (0 head / 1 tail), rank, num_candidates.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file: {exc}") from None
-    relations: list[str] = []
-    sides: list[int] = []
-    ranks: list[float] = []
-    candidates: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.rstrip("\n").split("\t")
-        if len(fields) != 6:
-            raise InputError(f"{path}:{number}: expected 6 tab-separated columns "
-                             f"'head relation tail side rank num_candidates', got {len(fields)}")
-        if number == 1 and fields[3] == "side":
-            continue  # header line
-        if fields[3] not in micro.SIDE_NAMES:
-            raise InputError(f"{path}:{number}: side must be 'head' or 'tail', got {fields[3]!r}")
-        try:
-            rank = float(fields[4])
-            count = int(fields[5])
-        except ValueError:
-            raise InputError(f"{path}:{number}: rank must be a number and num_candidates an integer") from None
-        if not rank >= 1 or (count and rank > count):
-            raise InputError(f"{path}:{number}: rank {fields[4]} outside [1, num_candidates]")
-        relations.append(fields[1])
-        sides.append(micro.SIDE_NAMES.index(fields[3]))
-        ranks.append(rank)
-        candidates.append(count)
-    if not ranks:
-        raise InputError(f"{path}: no rankings")
-    relation_names, relation = np.unique(np.array(relations, dtype=object), return_inverse=True)
-    return {
-        "relation": relation.astype(np.int64),
-        "relation_names": relation_names,
-        "side": np.array(sides, dtype=np.int64),
-        "rank": np.array(ranks, dtype=np.float64),
-        "num_candidates": np.array(candidates, dtype=np.int64),
-    }
-
-
-def _read_two_columns(path: str | Path, what: str) -> dict[str, str]:
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file: {exc}") from None
-    table: dict[str, str] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split()
-        if len(fields) != 2:
-            raise InputError(f"{path}:{number}: expected 'relation {what}', got {len(fields)} columns")
-        table[fields[0]] = fields[1]
-    return table
-
-
 def _relation_categories(args: argparse.Namespace, relation_names: np.ndarray) -> np.ndarray:
     if args.categories:
-        table = _read_two_columns(args.categories, "category")
+        source = args.categories
+        table = read_two_columns(source, "category")
     elif args.train:
         try:
             categories_module = importlib.import_module("pooling.engine.categories")
         except ImportError:
-            raise InputError("--by category with --train needs pooling.engine.categories "
-                             "(not installed); give --categories RELATION_CATEGORY.tsv instead") from None
-        triples = _read_triples(args.train)
+            raise InputError(None, None, "--by category with --train needs pooling.engine.categories "
+                                         "(not installed); give --categories RELATION_CATEGORY.tsv instead") from None
+        source = args.train
+        triples = read_triples(source)
         # Encode names: relation ids over train + ranked relations, entity ids over train.
         relation_vocabulary = sorted({r for _, r, _ in triples} | set(relation_names))
         relation_id = {name: i for i, name in enumerate(relation_vocabulary)}
@@ -168,41 +102,24 @@ def _relation_categories(args: argparse.Namespace, relation_names: np.ndarray) -
         per_relation = categories_module.relation_categories(encoded, len(relation_vocabulary))[0]
         table = {name: str(per_relation[relation_id[name]]) for name in relation_names}
     else:
-        raise InputError("--by category needs --train TRAIN.txt or --categories FILE")
+        raise InputError(None, None, "--by category needs --train TRAIN.txt or --categories FILE")
     missing = [name for name in relation_names if name not in table]
     if missing:
-        raise InputError(f"no category for relation {missing[0]!r}")
+        raise InputError(source, None, f"no category for relation {missing[0]!r}")
     categories = np.array([table[name] for name in relation_names], dtype=object)
     bad = [c for c in categories if c not in micro.CATEGORIES]
     if bad:
-        raise InputError(f"unknown relation category {bad[0]!r}; expected one of {micro.CATEGORIES}")
+        raise InputError(source, None, f"unknown relation category {bad[0]!r}; expected one of {micro.CATEGORIES}")
     return categories
-
-
-def _read_triples(path: str | Path) -> list[tuple[str, str, str]]:
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file: {exc}") from None
-    triples = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise InputError(f"{path}:{number}: expected 'head<TAB>relation<TAB>tail'")
-        triples.append((fields[0], fields[1], fields[2]))
-    return triples
 
 
 def run_micro(args: argparse.Namespace, out: TextIO) -> int:
     try:
         hits = [int(k) for k in args.hits.split(",") if k]
     except ValueError:
-        raise InputError(f"--hits must be comma-separated integers, got {args.hits!r}") from None
-    data = read_ranks_tsv(args.ranks)
-    rank, relation, side, names = data["rank"], data["relation"], data["side"], data["relation_names"]
+        raise InputError(None, None, f"--hits must be comma-separated integers, got {args.hits!r}") from None
+    data = read_ranks(args.ranks)
+    rank, relation, side, names = data.rank, data.relation_codes, data.side, data.relation_names
     rows: list[tuple[str, str, float]] = []
 
     def add(group: str, metrics: dict[str, float]) -> None:
@@ -229,15 +146,12 @@ def run_micro(args: argparse.Namespace, out: TextIO) -> int:
             for label, metrics in micro.by_category_side(rank, relation, side, categories, hits).items():
                 add(label, metrics)
     if args.relation_weights:
-        table = _read_two_columns(args.relation_weights, "weight")
-        try:
-            weights = np.array([float(table.get(name, 0.0)) for name in names])
-        except ValueError:
-            raise InputError(f"{args.relation_weights}: weights must be numbers") from None
+        table = read_two_columns(args.relation_weights, "weight", float)
+        weights = np.array([table.get(name, 0.0) for name in names])  # unlisted relations weigh 0
         try:
             add("reweighted", micro.reweighted(rank, relation, weights, hits))
         except ValueError as exc:
-            raise InputError(f"{args.relation_weights}: {exc}") from None
+            raise InputError(args.relation_weights, None, str(exc)) from None
     out.write("\n".join(f"{name:<10}\t{group}\t{value:.4f}" for name, group, value in rows) + "\n")
     return 0
 
@@ -269,13 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
     macro_parser.set_defaults(handler=lambda a, out: run_trec(a, out, DEFAULT_MACRO_MEASURES))
 
     micro_parser = subparsers.add_parser("micro", help="answer-wise MR / MRR / Hits@K")
-    micro_parser.add_argument("ranks", help="head<TAB>relation<TAB>tail<TAB>side<TAB>rank<TAB>num_candidates")
+    micro_parser.add_argument("ranks", metavar="RANKS.tsv",
+                              help="head, relation, tail, side (head|tail), rank, num_candidates per line (TSV)")
     micro_parser.add_argument("--hits", default="1,3,10", help="Hits@K cut-offs (default 1,3,10)")
     micro_parser.add_argument("--by", action="append", choices=("side", "relation", "category", "domain"),
                               help="breakdown (repeatable)")
-    micro_parser.add_argument("--train", help="train triples (for --by category)")
-    micro_parser.add_argument("--categories", help="relation<TAB>category file (for --by category)")
-    micro_parser.add_argument("--relation-weights",
+    micro_parser.add_argument("--train", metavar="TRAIN.txt", help="train triples h r t (for --by category)")
+    micro_parser.add_argument("--categories", metavar="CATEGORIES.tsv",
+                              help="relation<TAB>category file (for --by category)")
+    micro_parser.add_argument("--relation-weights", metavar="WEIGHTS.tsv",
                               help="relation<TAB>weight file: also print the reweighted micro metrics")
     micro_parser.set_defaults(handler=run_micro)
 

@@ -84,3 +84,15 @@ def test_category_from_train_triples(tmp_path: Path) -> None:
     rows = parse(result.stdout)
     assert rows[("MR", "1-N/head")] == 1.0 and rows[("MR", "1-N/tail")] == 2.0
     assert rows[("MR", "1-1/head")] == 1.5 and rows[("MR", "1-1/tail")] == 4.0
+
+
+def test_header_spaces_and_comments_accepted_zero_candidates_rejected(tmp_path: Path) -> None:
+    # micro shares its reader with probe (evaluation.inputs): same format, same strict checks.
+    ranks = tmp_path / "ranks.tsv"
+    ranks.write_text("# header next\nhead\trelation\ttail\tside\trank\tnum_candidates\n" + RANKS.replace("\t", " "))
+    rows = parse(run_cli("micro", str(ranks)).stdout)
+    assert rows[("MR", "all")] == pytest.approx(8.5 / 4)
+    ranks.write_text(RANKS + "h3\t/film/film/c\tt3\thead\t1\t0\n")
+    result = run_cli("micro", str(ranks))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"error: {ranks}:5: num_candidates must be a positive integer, got '0'"
