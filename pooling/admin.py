@@ -21,3 +21,76 @@ class RelationAdmin(admin.ModelAdmin):
     list_display = ["key", "text", "kg", "domain_type", "range_type"]
     list_filter = ["kg"]
     search_fields = ["key", "text"]
+
+
+# --- pooling campaign -------------------------------------------------------------------------------------
+from django.utils.html import format_html  # noqa: E402
+
+from pooling.models import Pool, PoolEntry, PoolHit, Question, Ranking, Sample, System  # noqa: E402
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = ["name", "kg", "architecture", "origin", "status", "valid_mrr", "test_mrr", "updated_at"]
+    list_filter = ["kg", "origin", "status", "architecture"]
+    search_fields = ["name"]
+    readonly_fields = ["checkpoint_file", "valid_mrr", "test_mrr", "status", "error", "created_at", "updated_at"]
+
+
+@admin.register(Sample)
+class SampleAdmin(admin.ModelAdmin):
+    list_display = ["name", "kg", "method", "seed", "size", "kl_divergence", "created_at"]
+    list_filter = ["kg", "method"]
+    readonly_fields = ["kg", "method", "seed", "size", "kl_divergence", "source", "created_at"]
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["qid", "sample", "side", "anchor", "relation"]
+    list_filter = ["sample", "side"]
+    search_fields = ["qid", "anchor__name", "anchor__key", "relation__key"]
+    raw_id_fields = ["anchor", "relation", "triples"]
+
+
+@admin.register(Ranking)
+class RankingAdmin(admin.ModelAdmin):
+    list_display = ["system", "sample", "k", "mrr", "filter", "updated_at"]
+    list_filter = ["sample"]
+    readonly_fields = ["ranking_file", "created_at", "updated_at"]
+
+
+@admin.register(Pool)
+class PoolAdmin(admin.ModelAdmin):
+    list_display = ["name", "sample", "depth", "origin", "status", "progress", "num_entries", "updated_at"]
+    list_filter = ["status", "origin", "sample"]
+    readonly_fields = ["status", "progress", "progress_done", "progress_total", "error", "started_at", "finished_at",
+                       "created_at", "updated_at", "source"]
+    filter_horizontal = ["systems"]
+
+    @admin.display(description="progress (chunks)")
+    def progress(self, pool: Pool) -> str:
+        total = pool.progress_total
+        percent = 100 * pool.progress_done // total if total else (100 if pool.status == Pool.Status.DONE else 0)
+        return format_html(
+            '<progress value="{}" max="100" title="{}%"></progress> {}/{}', percent, percent, pool.progress_done, total
+        )
+
+    @admin.display(description="entries")
+    def num_entries(self, pool: Pool) -> int:
+        return pool.entries.count()
+
+
+class PoolHitInline(admin.TabularInline):
+    model = PoolHit
+    extra = 0
+    readonly_fields = ["system", "question", "rank"]
+    can_delete = False
+
+
+@admin.register(PoolEntry)
+class PoolEntryAdmin(admin.ModelAdmin):
+    list_display = ["head", "relation", "tail", "depth", "num_systems", "pool"]
+    list_filter = ["pool", "depth"]
+    search_fields = ["head__name", "tail__name", "relation__key"]
+    raw_id_fields = ["head", "relation", "tail"]
+    inlines = [PoolHitInline]

@@ -96,3 +96,237 @@ class Triple(models.Model):
 
     def __str__(self) -> str:
         return f"({self.head_id}, {self.relation_id}, {self.tail_id}) [{self.split}]"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pooling: systems, samples, questions, rankings and pools (SPEC 2-3).
+# Large arrays (checkpoints, rankings, per-chunk top-k) live in files under settings.STORAGE_DIR; the rows
+# below reference them by relative path.
+
+
+class System(models.Model):
+    """A KGC model whose rankings are pooled and evaluated: trained here, or imported (run/score files)."""
+
+    class Origin(models.TextChoices):
+        TRAINED = "trained", "trained"
+        IMPORTED = "imported", "imported"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        TRAINING = "training", "training"
+        READY = "ready", "ready"
+        FAILED = "failed", "failed"
+
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="systems")
+    name = models.SlugField(max_length=100)
+    architecture = models.CharField(max_length=50, blank=True, help_text="transe, distmult, ... (blank for imported runs)")
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.TRAINED)
+    config = models.JSONField(default=dict, blank=True, help_text="Training configuration, or where an import came from")
+    checkpoint_file = models.CharField(max_length=500, blank=True, help_text="Relative to STORAGE_DIR (trained systems)")
+    valid_mrr = models.FloatField(null=True, blank=True, help_text="Filtered MRR on the validation split")
+    test_mrr = models.FloatField(null=True, blank=True, help_text="Filtered MRR on the full test split (trained systems)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kg", "name"]
+        constraints = [models.UniqueConstraint(fields=["kg", "name"], name="system_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.kg.name}/{self.name}"
+
+
+class Sample(models.Model):
+    """Test triples drawn for a campaign; each yields its head and its tail question."""
+
+    class Method(models.TextChoices):
+        UNIFORM = "uniform", "uniform (seeded)"
+        STRATIFIED = "stratified", "stratified by relation (seeded)"
+        FILE = "file", "from a file"
+
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="samples")
+    name = models.SlugField(max_length=100)
+    method = models.CharField(max_length=10, choices=Method.choices)
+    seed = models.IntegerField(null=True, blank=True)
+    size = models.PositiveIntegerField()
+    kl_divergence = models.FloatField(
+        null=True, blank=True, help_text="KL(sample || full test set) of the relation distributions, natural log"
+    )
+    source = models.CharField(max_length=500, blank=True, help_text="File the sample was read from")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kg", "name"]
+        constraints = [models.UniqueConstraint(fields=["kg", "name"], name="sample_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.kg.name}/{self.name}"
+
+
+class SampleTriple(models.Model):
+    """One sampled test triple; ``test_index`` is its 0-based line in the KG's test split."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="triples")
+    position = models.PositiveIntegerField(help_text="0..size-1, ascending test index")
+    test_index = models.PositiveIntegerField()
+    head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+")
+    tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "position"], name="sample_triple_unique_position"),
+            models.UniqueConstraint(fields=["sample", "test_index"], name="sample_triple_unique_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample} #{self.test_index}"
+
+
+class Question(models.Model):
+    """A head question (?, r, anchor) or tail question (anchor, r, ?) of a sample.
+
+    Identical questions of several sampled triples are one question (``triples`` lists them all). ``qid`` is
+    ``head<N>`` / ``tail<N>``, numbered by first appearance in the sample; ``position`` is the row of the
+    question in every ranking of the sample (all head questions first, then all tail questions).
+    """
+
+    class Side(models.IntegerChoices):  # values equal pooling.engine.questions.HEAD / TAIL
+        HEAD = 0, "head"
+        TAIL = 1, "tail"
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="questions")
+    qid = models.CharField(max_length=20)
+    position = models.PositiveIntegerField()
+    side = models.PositiveSmallIntegerField(choices=Side.choices)
+    anchor = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+")
+    triples = models.ManyToManyField(SampleTriple, related_name="questions", help_text="Sampled triples asking it")
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "qid"], name="question_unique_qid"),
+            models.UniqueConstraint(fields=["sample", "position"], name="question_unique_position"),
+            models.UniqueConstraint(fields=["sample", "side", "relation", "anchor"], name="question_unique_question"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample}:{self.qid}"
+
+
+class Ranking(models.Model):
+    """A system's filtered top-k and target ranks on a sample's questions (a RankingResult .npz file).
+
+    Rows of the arrays follow ``Question.position``; targets are the sample's answers of each question.
+    """
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="rankings")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="rankings")
+    k = models.PositiveIntegerField()
+    filter = models.CharField(max_length=200, default="train+valid+test", help_text="Known triples removed from the candidates")
+    ranking_file = models.CharField(max_length=500)
+    mrr = models.FloatField(null=True, blank=True, help_text="Filtered MRR of the sample's answers (realistic ties)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["sample", "system"]
+        constraints = [models.UniqueConstraint(fields=["system", "sample"], name="ranking_unique_system_sample")]
+
+    def __str__(self) -> str:
+        return f"{self.system.name} on {self.sample.name} (top-{self.k})"
+
+
+class Pool(models.Model):
+    """The union of the systems' filtered top-k candidates over a sample's questions (depth k)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    class Origin(models.TextChoices):
+        BUILT = "built", "built here"
+        IMPORTED = "imported", "imported"
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="pools")
+    name = models.CharField(max_length=200)
+    depth = models.PositiveIntegerField(help_text="k: top-k candidates of each system for each question")
+    systems = models.ManyToManyField(System, related_name="pools")
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.BUILT)
+    chunk_size = models.PositiveIntegerField(default=256, help_text="Questions per ranking task")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress_done = models.PositiveIntegerField(default=0, help_text="Ranking chunks done")
+    progress_total = models.PositiveIntegerField(default=0, help_text="Ranking chunks in all (systems x chunks)")
+    error = models.TextField(blank=True)
+    source = models.CharField(max_length=500, blank=True, help_text="File an imported pool was read from")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sample", "name"]
+        constraints = [models.UniqueConstraint(fields=["sample", "name"], name="pool_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.sample}/{self.name}"
+
+
+class PoolChunk(models.Model):
+    """One finished ranking task of a pool build: (system, chunk of questions) -> a top-k file."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="chunks")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    result_file = models.CharField(max_length=500)
+    finished_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "system", "index"], name="pool_chunk_unique")]
+
+
+class PoolEntry(models.Model):
+    """One pooled candidate triple; ``depth`` = best (smallest) rank at which any system retrieved it."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="entries")
+    head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
+    depth = models.PositiveIntegerField(null=True, blank=True, help_text="Null: unknown (imported without depth)")
+    num_systems = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "pool entries"
+        ordering = ["pool", "depth", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "head", "relation", "tail"], name="pool_entry_unique_triple"),
+        ]
+        indexes = [models.Index(fields=["pool", "depth"], name="pool_entry_depth")]
+
+    def __str__(self) -> str:
+        return f"({self.head_id}, {self.relation_id}, {self.tail_id}) depth {self.depth}"
+
+
+class PoolHit(models.Model):
+    """Provenance: ``system`` retrieved ``entry`` at ``rank`` for ``question`` (rank null when unknown).
+
+    Every entry has at least one hit, so ``hits`` also tells which sampled question(s) an entry answers.
+    """
+
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="hits")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+", null=True, blank=True,
+                               help_text="Null: imported pool entry without system information")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["entry", "system", "question"], name="pool_hit_unique"),
+        ]
+        indexes = [models.Index(fields=["system", "rank"], name="pool_hit_system_rank")]

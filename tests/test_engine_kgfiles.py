@@ -25,8 +25,8 @@ def test_vocabularies_are_sorted_and_triples_are_index_arrays(tmp_path):
     data = read_kg(write(tmp_path / "ds", **SPLITS))
     assert data.entity_keys == ["a", "b", "c"] and data.relation_keys == ["hates", "likes"]
     assert data.splits["train"].dtype == np.int64
-    # rows come back sorted and unique: (a likes c), (b likes a)
-    assert data.splits["train"].tolist() == [[0, 1, 2], [1, 1, 0]]
+    # rows keep file order: (b likes a), (a likes c)
+    assert data.splits["train"].tolist() == [[1, 1, 0], [0, 1, 2]]
     assert data.counts == {"entities": 3, "relations": 2, "train": 2, "valid": 1, "test": 1}
 
 
@@ -69,3 +69,12 @@ def test_error_carries_path_and_line(tmp_path):
     with pytest.raises(KGFormatError) as raised:
         read_kg(folder)
     assert raised.value.line == 3 and raised.value.path.endswith("test.txt")
+
+
+def test_file_order_kept_and_later_repeats_dropped(tmp_path):
+    folder = write(tmp_path / "ds", **{**SPLITS, "train.txt": "c\tlikes\ta\nb\tlikes\ta\nc\tlikes\ta\na\tlikes\tb\n"})
+    data = read_kg(folder)
+    a, b, c = 0, 1, 2
+    likes = data.relation_keys.index("likes")
+    assert data.splits["train"].tolist() == [[c, likes, a], [b, likes, a], [a, likes, b]]
+    assert data.duplicates_skipped["train"] == 1

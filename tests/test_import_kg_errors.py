@@ -123,3 +123,15 @@ def test_failure_during_write_rolls_everything_back(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         kg_import.import_kg("kg", write_dataset(tmp_path / "ds"))
     assert database_is_empty()
+
+
+@pytest.mark.django_db
+def test_replace_refused_while_the_graph_has_systems(tmp_path):
+    from pooling.models import System
+
+    folder = write_dataset(tmp_path / "ds")
+    call_command("import_kg", "kg", str(folder), stdout=StringIO(), verbosity=0)
+    System.objects.create(kg=KnowledgeGraph.objects.get(name="kg"), name="distmult", architecture="distmult")
+    with pytest.raises(CommandError, match=r"'kg' is in use \(1 systems\)"):
+        call_command("import_kg", "kg", str(folder), "--replace", stdout=StringIO(), verbosity=0)
+    assert Triple.objects.count() == 5 and System.objects.count() == 1

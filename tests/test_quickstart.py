@@ -5,6 +5,7 @@ import http.cookiejar
 import os
 import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -27,17 +28,35 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def table_counts(database: Path) -> dict[str, int]:
+    with sqlite3.connect(database) as connection:
+        return {
+            table: connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("pooling_knowledgegraph", "pooling_system", "pooling_sample", "pooling_pool", "pooling_poolentry")
+        }
+
+
 def test_quickstart_sets_up_and_is_rerunnable(tmp_path):
     command = [sys.executable, "manage.py", "quickstart", "--no-serve"]
     first = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
-    assert (tmp_path / "var" / "kgpool.sqlite3").is_file()
+    database = tmp_path / "var" / "kgpool.sqlite3"
     assert "135 entities, 46 relations, 5216 / 652 / 661 train / valid / test triples" in first.stdout
+    mrrs = {name: float(mrr) for name, mrr in re.findall(r"^\s+(\w+)\s+validation filtered MRR ([0-9.]+)$", first.stdout, re.M)}
+    assert set(mrrs) == {"transe", "distmult", "complex"}
+    assert all(mrr > 0.5 for mrr in mrrs.values()), mrrs  # UMLS is easy: trained models are far above chance
+    entries = int(re.search(r"(\d+) candidate triples to judge", first.stdout).group(1))
+    counts = table_counts(database)
+    assert counts == {"pooling_knowledgegraph": 1, "pooling_system": 3, "pooling_sample": 1, "pooling_pool": 1,
+                      "pooling_poolentry": entries}
+    assert entries > 1000
     assert re.search(r"^\s+admin\s+\S{8,}$", first.stdout, re.M)
     assert "triples" in first.stderr  # progress bars go to stderr
+
     second = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
-    assert "135 entities" in second.stdout
+    assert f"{entries} candidate triples to judge" in second.stdout
+    assert table_counts(database) == counts  # nothing trained, sampled or pooled twice
 
 
 def test_quickstart_serves_the_site_and_the_printed_login_works(tmp_path):

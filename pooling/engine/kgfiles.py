@@ -230,9 +230,12 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
                     if key not in vocab
                 )
                 raise KGFormatError(path, number, f"unknown {unknown} (not in the given vocabulary)") from None
-        unique = np.unique(encoded, axis=0)
-        duplicates[split] = len(encoded) - len(unique)
-        splits[split] = unique
+        # Keep file order (a triple's position is its line among the split's triples: samples are drawn by
+        # test index) and drop later repeats of a triple.
+        _unique, first_seen = np.unique(encoded, axis=0, return_index=True)
+        keep = np.sort(first_seen)
+        duplicates[split] = len(encoded) - len(keep)
+        splits[split] = encoded[keep]
 
     located = resolve_metadata(folder, files)
     entities: dict[str, EntityInfo] = {key: EntityInfo() for key in entity_keys}

@@ -39,6 +39,8 @@ def import_kg(
     existing = KnowledgeGraph.objects.filter(name=name).first()
     if existing is not None and not replace:
         raise KGImportError(f"a knowledge graph named {name!r} already exists (use --replace to overwrite it)")
+    if existing is not None:
+        _refuse_replacing_used_kg(existing)
     progress("reading files", 0, 1)
     data = read_kg(folder, files)
     progress("reading files", 1, 1)
@@ -47,6 +49,14 @@ def import_kg(
             _delete_kg(existing)
         kg = _write_kg(name, str(Path(folder).resolve()), description, data, progress)
     return kg
+
+
+def _refuse_replacing_used_kg(kg: KnowledgeGraph) -> None:
+    """Samples, systems and pools point at entity rows: replacing them would silently orphan campaign data."""
+    in_use = {"samples": kg.samples.count(), "systems": kg.systems.count()}
+    if any(in_use.values()):
+        listed = ", ".join(f"{count} {what}" for what, count in in_use.items() if count)
+        raise KGImportError(f"{kg.name!r} is in use ({listed}); delete those first, or import under another name")
 
 
 def _delete_kg(kg: KnowledgeGraph) -> None:

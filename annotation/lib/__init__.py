@@ -1,0 +1,1 @@
+"""Django-free logic of the annotation app: URL checks, templates, filter rules, agreement statistics."""

@@ -1,0 +1,126 @@
+"""Inter-annotator agreement statistics (Django-free): percent agreement, Cohen's kappa, Gwet's AC1,
+Krippendorff's alpha (nominal) and a percentile bootstrap over units.
+
+Pairs are (label of rater 1, label of rater 2); units are lists of the labels one item received, any number
+of raters, ``None`` for a missing value. Undefined values (no data, or chance agreement of 1) are ``nan``.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+Pair = tuple[Hashable, Hashable]
+
+NAN = float("nan")
+
+
+def percent_agreement(pairs: Sequence[Pair]) -> float:
+    if not pairs:
+        return NAN
+    return sum(1 for a, b in pairs if a == b) / len(pairs)
+
+
+def cohen_kappa(pairs: Sequence[Pair]) -> float:
+    """(p_o - p_e) / (1 - p_e) with p_e from each rater's own marginals."""
+    n = len(pairs)
+    if not n:
+        return NAN
+    po = percent_agreement(pairs)
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    pe = sum(first[c] * second[c] for c in first) / (n * n)
+    return NAN if math.isclose(pe, 1.0) else (po - pe) / (1 - pe)
+
+
+def gwet_ac1(pairs: Sequence[Pair], categories: Sequence[Hashable] | None = None) -> float:
+    """Gwet's AC1 for two raters: p_e = sum_k pi_k (1 - pi_k) / (q - 1), pi_k = mean of both raters' shares.
+
+    ``categories`` fixes q (for yes/no judging pass ("Y", "N")); by default the categories observed.
+    """
+    n = len(pairs)
+    if not n:
+        return NAN
+    counts = Counter(a for a, _ in pairs) + Counter(b for _, b in pairs)
+    cats = list(categories) if categories is not None else sorted(counts, key=str)
+    q = len(cats)
+    if q < 2:
+        return NAN
+    po = percent_agreement(pairs)
+    pe = sum((counts[c] / (2 * n)) * (1 - counts[c] / (2 * n)) for c in cats) / (q - 1)
+    return NAN if math.isclose(pe, 1.0) else (po - pe) / (1 - pe)
+
+
+def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable | None]]) -> float:
+    """Krippendorff's alpha for nominal data, any number of raters, missing values allowed.
+
+    alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c n_k, from the coincidence matrix o over the
+    pairable units (>= 2 values); nan when fewer than 2 pairable values or one category only.
+    """
+    coincidence: Counter = Counter()
+    for unit in units:
+        values = [v for v in unit if v is not None]
+        m = len(values)
+        if m < 2:
+            continue
+        counts = Counter(values)
+        for c, nc in counts.items():
+            for k, nk in counts.items():
+                pairs = nc * (nc - 1) if c == k else nc * nk
+                if pairs:
+                    coincidence[(c, k)] += pairs / (m - 1)
+    totals: Counter = Counter()
+    for (c, _k), value in coincidence.items():
+        totals[c] += value
+    n = sum(totals.values())
+    if n < 2:
+        return NAN
+    disagree_observed = sum(v for (c, k), v in coincidence.items() if c != k)
+    disagree_expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
+    if disagree_expected == 0:
+        return NAN
+    return 1 - (n - 1) * disagree_observed / disagree_expected
+
+
+def pairs_to_units(pairs: Sequence[Pair]) -> list[list[Hashable]]:
+    return [[a, b] for a, b in pairs]
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+
+
+def bootstrap(
+    statistic: Callable[[list], float], units: Sequence, *, samples: int = 1000, level: float = 0.95, seed: int = 0
+) -> Interval:
+    """Percentile bootstrap CI of ``statistic`` over resampled units (items); nan resamples are dropped."""
+    units = list(units)
+    estimate = statistic(units)
+    if not units:
+        return Interval(NAN, NAN, NAN)
+    rng = random.Random(seed)
+    values = sorted(
+        v for v in (statistic([units[rng.randrange(len(units))] for _ in units]) for _ in range(samples))
+        if not math.isnan(v)
+    )
+    if not values:
+        return Interval(estimate, NAN, NAN)
+    tail = (1 - level) / 2
+    low = values[min(len(values) - 1, max(0, int(math.floor(tail * len(values)))))]
+    high = values[min(len(values) - 1, max(0, int(math.ceil((1 - tail) * len(values))) - 1))]
+    return Interval(estimate, low, high)
+
+
+def wilson_interval(successes: int, total: int, z: float = 1.959964) -> Interval:
+    """Accuracy with a Wilson score interval (gold-check accuracy per annotator)."""
+    if total == 0:
+        return Interval(NAN, NAN, NAN)
+    p = successes / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))

@@ -1,0 +1,62 @@
+"""Source URL validation and normalisation (Django-free)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+
+class SourceError(ValueError):
+    """The source URL is not acceptable; the message says why."""
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str  # normalised
+    domain: str  # the allow-listed domain it matched
+
+
+def normalise_domain(domain: str) -> str:
+    domain = domain.strip().lower().rstrip(".")
+    if domain.startswith("*."):
+        domain = domain[2:]
+    return domain
+
+
+def check_source(url: str, allowed_domains: list[str] | tuple[str, ...]) -> Source:
+    """Validate ``url`` against the allow-list and normalise it.
+
+    http/https only; the host must be an allowed domain or one of its subdomains (``en.wikipedia.org`` matches
+    ``wikipedia.org``; ``notwikipedia.org`` does not). Normalised: scheme and host lower-case, default port and
+    fragment dropped, empty path -> ``/``; path and query are kept as given.
+    """
+    url = (url or "").strip()
+    if not url:
+        raise SourceError("a source URL is required")
+    if any(ch.isspace() for ch in url):
+        raise SourceError("the source URL must not contain spaces")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise SourceError(f"not a valid URL: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise SourceError(f"only http and https links are accepted, not {scheme or 'a link without scheme'!r}")
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise SourceError("the source URL has no host")
+    if parts.username or parts.password:
+        raise SourceError("the source URL must not contain a user name or password")
+    try:
+        host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise SourceError(f"invalid host name {host!r}") from None
+    allowed = [normalise_domain(d) for d in allowed_domains if d and d.strip()]
+    matched = next((d for d in allowed if host == d or host.endswith("." + d)), None)
+    if matched is None:
+        listed = ", ".join(allowed) or "none configured"
+        raise SourceError(f"{host} is not a verified source of this campaign (allowed: {listed})")
+    netloc = host
+    if port is not None and not ((scheme == "http" and port == 80) or (scheme == "https" and port == 443)):
+        netloc = f"{host}:{port}"
+    return Source(urlunsplit((scheme, netloc, parts.path or "/", parts.query, "")), matched)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Role
+from annotation.selectors.campaigns import pool_by_ref
+from annotation.services.campaigns import add_member, create_campaign
+from annotation.services.errors import AnnotationError
+from pooling.models import Pool
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a judging campaign over a pool: one item per pool entry, default question templates. POOL is "
+        "KG/SAMPLE/POOL or the pool id. --admin/--annotator/--adjudicator/--expert USER (repeatable) add members."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("pool", help="KG/SAMPLE/POOL or pool id")
+        parser.add_argument("--domains", help="Comma-separated allowed source domains (default: wikipedia.org, ...)")
+        parser.add_argument("--timeout", type=int, default=1800, help="Seconds before an unanswered hand-out returns")
+        parser.add_argument("--gold-rate", type=float, default=0.05)
+        for role in Role.values:
+            parser.add_argument(f"--{role}", action="append", default=[], metavar="USER")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            pool = pool_by_ref(options["pool"])
+            domains = [d for d in options["domains"].split(",")] if options["domains"] else None
+            campaign = create_campaign(options["name"], pool, allowed_domains=domains,
+                                       assignment_timeout_s=options["timeout"], gold_rate=options["gold_rate"])
+            User = get_user_model()
+            for role in Role.values:
+                for username in options[role]:
+                    user = User.objects.filter(username=username).first()
+                    if user is None:
+                        raise CommandError(f"no user {username!r}")
+                    add_member(campaign, user, role)
+        except (Pool.DoesNotExist, AnnotationError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"campaign {campaign.name}: {campaign.items.count()} items on pool {pool}")

@@ -1,0 +1,242 @@
+"""Judging campaigns (SPEC 4): campaigns, roles, items to judge, hand-outs, judgments and adjudications.
+
+Locking rule used by every service that writes here: an :class:`Item` row lock guards the item's counters,
+its assignments, judgments and adjudication. A transaction that changes any of them first locks the item
+(``select_for_update``) and never waits for a second item while holding one, so writers cannot deadlock.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from pooling.models import Entity, KnowledgeGraph, Pool, PoolEntry, Relation
+
+DEFAULT_ALLOWED_DOMAINS = ["wikipedia.org", "wikidata.org", "imdb.com", "allmusic.com"]
+
+
+def default_allowed_domains() -> list[str]:
+    return list(DEFAULT_ALLOWED_DOMAINS)
+
+
+class Label(models.TextChoices):
+    YES = "Y", "yes"
+    NO = "N", "no"
+
+
+class Campaign(models.Model):
+    """Judging of one pool: who judges, which sources count, how work is handed out."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="campaigns")
+    allowed_domains = models.JSONField(
+        default=default_allowed_domains, blank=True,
+        help_text="Verified source domains; a source URL must be on one of them or a subdomain (JSON list)",
+    )
+    judgments_per_item = models.PositiveSmallIntegerField(default=2, editable=False)
+    assignment_timeout_s = models.PositiveIntegerField(
+        default=1800, help_text="Seconds after which an unanswered hand-out returns to the queue"
+    )
+    gold_rate = models.FloatField(default=0.05, help_text="Share of gold (known-answer) checks mixed into the queue")
+    rushed_factor = models.FloatField(
+        default=0.25, help_text="A judgment faster than this factor x the campaign's median time on task is flagged rushed"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="campaigns")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "admin"
+    ANNOTATOR = "annotator", "annotator"
+    ADJUDICATOR = "adjudicator", "adjudicator"
+    EXPERT = "expert", "expert"
+
+
+class Membership(models.Model):
+    """A user's role in a campaign (one row per role)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_memberships")
+    role = models.CharField(max_length=12, choices=Role.choices)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "user", "role"], name="membership_unique_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.role} in {self.campaign}"
+
+
+class Item(models.Model):
+    """One triple to judge in a campaign: a pool entry, or a gold check (``entry`` null, ``is_gold``)."""
+
+    class Status(models.TextChoices):
+        AUTO_NEGATIVE = "auto_negative", "auto negative (rule)"
+        PENDING = "pending", "pending"
+        IN_PROGRESS = "in_progress", "in progress"
+        AGREED = "agreed", "agreed"
+        CONFLICT = "conflict", "conflict (to adjudicate)"
+        ADJUDICATED = "adjudicated", "adjudicated"
+        IMPORTED = "imported", "labelled elsewhere (imported / reused)"
+
+    class Origin(models.TextChoices):
+        UNANIMOUS = "unanimous", "unanimous"
+        ADJUDICATED = "adjudicated", "adjudicated"
+        RULE = "rule", "rule"
+        EXPERT = "expert", "expert"
+        REUSED = "reused", "reused"
+        IMPORTED = "imported", "imported"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
+    head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+", db_index=False)
+    tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
+    status = models.CharField(max_length=14, choices=Status.choices, default=Status.PENDING)
+    label = models.CharField(max_length=1, choices=Label.choices, blank=True, help_text="Final label; blank until decided")
+    label_origin = models.CharField(max_length=12, choices=Origin.choices, blank=True)
+    rule = models.CharField(max_length=100, blank=True, help_text="Trivial-filter rule(s) that fired, e.g. cardinality")
+    # Counters guarded by the item's row lock: judgments given, and judgments + open hand-outs.
+    num_judgments = models.PositiveSmallIntegerField(default=0)
+    num_active = models.PositiveSmallIntegerField(default=0)
+    queue_key = models.PositiveIntegerField(default=0, help_text="Random order of the queue (gold items blend in)")
+    is_gold = models.BooleanField(default=False)
+    gold_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
+    flags = models.JSONField(default=list, blank=True, help_text="Consistency flags that routed the item to adjudication")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "head", "relation", "tail"], name="item_unique_triple"),
+            models.CheckConstraint(condition=Q(is_gold=False) | ~Q(gold_answer=""), name="item_gold_has_answer"),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "status", "num_active", "queue_key"], name="item_queue"),
+            models.Index(fields=["entry"], name="item_entry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} ({self.head_id}, {self.relation_id}, {self.tail_id}) {self.status}"
+
+
+class Assignment(models.Model):
+    """An item handed to a user, to judge (``kind`` judge) or to adjudicate. Never twice to the same user."""
+
+    class Kind(models.TextChoices):
+        JUDGE = "judge", "judge"
+        ADJUDICATE = "adjudicate", "adjudicate"
+
+    class State(models.TextChoices):
+        OPEN = "open", "open"
+        DONE = "done", "answered"
+        SKIPPED = "skipped", "skipped"
+        EXPIRED = "expired", "expired"
+        CANCELLED = "cancelled", "cancelled"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.JUDGE)
+    state = models.CharField(max_length=9, choices=State.choices, default=State.OPEN)
+    handed_out_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "user", "kind"], name="assignment_once_per_user")]
+        indexes = [
+            models.Index(fields=["user", "state"], name="assignment_user_state"),
+            models.Index(fields=["state", "expires_at"], name="assignment_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} item {self.item_id} -> {self.user} ({self.state})"
+
+
+class Judgment(models.Model):
+    """One annotator's Y/N with its evidence. At most one per (item, user); ``request_id`` makes retries safe."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")
+    assignment = models.OneToOneField(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgment")
+    answer = models.CharField(max_length=1, choices=Label.choices)
+    source_url = models.URLField(max_length=2000, help_text="Normalised: lower-case host, no fragment")
+    source_domain = models.CharField(max_length=255, help_text="The allow-listed domain the URL matched")
+    quote = models.TextField(blank=True)
+    given_at = models.DateTimeField()
+    time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
+    request_id = models.CharField(max_length=100, blank=True, help_text="Client id of the request (idempotent retries)")
+
+    class Meta:
+        ordering = ["item", "given_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "user"], name="judgment_once_per_user"),
+            models.UniqueConstraint(
+                fields=["user", "request_id"], condition=~Q(request_id=""), name="judgment_unique_request"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.answer} on item {self.item_id}"
+
+
+class Adjudication(models.Model):
+    """The final label of a conflict, by a third person who judged neither side."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="adjudication")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="adjudications")
+    label = models.CharField(max_length=1, choices=Label.choices)
+    reason = models.TextField()
+    decided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.label} on item {self.item_id} by {self.adjudicator}"
+
+
+class ExpertReview(models.Model):
+    """An expert's blind relabel of an item in the audit sample (SPEC 4.2)."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="expert_reviews")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="expert_reviews")
+    label = models.CharField(max_length=1, choices=Label.choices, blank=True, help_text="Blank until the expert answers")
+    comment = models.TextField(blank=True)
+    given_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "expert"], name="expert_review_once")]
+
+
+class QuestionTemplate(models.Model):
+    """How a triple of ``relation`` reads as a yes/no question: ``{head}`` and ``{tail}`` are the entity names.
+
+    ``campaign`` null: the KG-level default (one per relation); else a campaign's override.
+    """
+
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="question_templates")
+    relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="question_templates")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="templates")
+    text = models.CharField(max_length=500)
+    is_generated = models.BooleanField(default=True, help_text="Written by the default generator, not by a person")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["relation"], condition=Q(campaign__isnull=True), name="template_kg_default"),
+            models.UniqueConstraint(fields=["campaign", "relation"], name="template_campaign_override"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex

@@ -1,0 +1,1 @@
+"""Reads of the annotation app (one module per concept)."""

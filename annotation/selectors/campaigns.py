@@ -1,0 +1,62 @@
+"""Reads: campaigns, pools by reference, roles, progress."""
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+
+from annotation.models import Campaign, Item, Membership, Role
+from pooling.models import Pool
+
+
+def campaign_by_ref(ref: str | int) -> Campaign:
+    """A campaign by name or numeric id; Campaign.DoesNotExist lists the known names."""
+    ref = str(ref)
+    campaigns = Campaign.objects.select_related("pool__sample__kg")
+    found = campaigns.filter(name=ref).first()
+    if found is None and ref.isdigit():
+        found = campaigns.filter(pk=int(ref)).first()
+    if found is None:
+        known = ", ".join(Campaign.objects.values_list("name", flat=True)) or "none yet"
+        raise Campaign.DoesNotExist(f"no campaign {ref!r} (known: {known})")
+    return found
+
+
+def pool_by_ref(ref: str | int) -> Pool:
+    """A pool by numeric id or ``KG/SAMPLE/POOL`` (pool names may contain '/': the first two parts are KG and
+    sample). Pool.DoesNotExist lists the known pools."""
+    ref = str(ref)
+    pools = Pool.objects.select_related("sample__kg")
+    found = None
+    if ref.isdigit():
+        found = pools.filter(pk=int(ref)).first()
+    elif ref.count("/") >= 2:
+        kg, sample, name = ref.split("/", 2)
+        found = pools.filter(sample__kg__name=kg, sample__name=sample, name=name).first()
+    if found is None:
+        known = ", ".join(f"{p.pk}={p.sample.kg.name}/{p.sample.name}/{p.name}" for p in pools.order_by("pk")) or "none yet"
+        raise Pool.DoesNotExist(f"no pool {ref!r}; give KG/SAMPLE/POOL or the pool id (known: {known})")
+    return found
+
+
+def user_roles(campaign: Campaign, user) -> set[str]:
+    roles = set(Membership.objects.filter(campaign=campaign, user=user).values_list("role", flat=True))
+    if getattr(user, "is_superuser", False):
+        roles.add(Role.ADMIN)
+    return roles
+
+
+def has_role(campaign: Campaign, user, *roles: str) -> bool:
+    return bool(user_roles(campaign, user) & set(roles))
+
+
+def campaigns_of(user) -> QuerySet[Campaign]:
+    return Campaign.objects.filter(memberships__user=user).distinct()
+
+
+def campaign_progress(campaign: Campaign) -> dict[str, int]:
+    """Items per status (every status present, 0 when none), gold checks apart, plus ``total``."""
+    counts = {status: 0 for status in Item.Status.values}
+    for row in Item.objects.filter(campaign=campaign, is_gold=False).values("status").annotate(n=Count("id")):
+        counts[row["status"]] = row["n"]
+    counts["total"] = sum(counts[s] for s in Item.Status.values)
+    counts["gold"] = Item.objects.filter(campaign=campaign, is_gold=True).count()
+    return counts

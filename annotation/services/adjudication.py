@@ -1,0 +1,108 @@
+"""Writes: the adjudication queue (conflicts decided by a third person) and expert audit labels."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Role
+from annotation.selectors.campaigns import has_role
+from annotation.services._locking import lock_skipping, lock_waiting
+from annotation.services.errors import AnnotationError, InvalidState, NotAllowed
+from annotation.services.judging import parse_answer
+
+RETRIES = 5
+
+
+def next_adjudication(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
+    """Hand ``user`` a conflict to decide: never one they judged, never one another adjudicator holds."""
+    if not has_role(campaign, user, Role.ADJUDICATOR):
+        raise NotAllowed(f"{user} is not an adjudicator of campaign {campaign.name}")
+    now = now or timezone.now()
+    adjudicate = Assignment.Kind.ADJUDICATE
+    for _attempt in range(RETRIES):
+        try:
+            with transaction.atomic():
+                own = (
+                    Assignment.objects.filter(
+                        item__campaign=campaign, item__status=Item.Status.CONFLICT, user=user, kind=adjudicate,
+                        state=Assignment.State.OPEN, expires_at__gt=now,
+                    )
+                    .select_related("item")
+                    .order_by("handed_out_at", "pk")
+                    .first()
+                )
+                if own is not None:
+                    return own
+                judged = Judgment.objects.filter(user=user, item__campaign=campaign).values("item_id")
+                mine = Assignment.objects.filter(user=user, kind=adjudicate, item__campaign=campaign).values("item_id")
+                held = Assignment.objects.filter(
+                    kind=adjudicate, state=Assignment.State.OPEN, expires_at__gt=now, item__campaign=campaign
+                ).values("item_id")
+                candidates = (
+                    Item.objects.filter(campaign=campaign, status=Item.Status.CONFLICT)
+                    .exclude(pk__in=judged)
+                    .exclude(pk__in=mine)
+                    .exclude(pk__in=held)
+                    .order_by("queue_key", "pk")
+                )
+                item = lock_skipping(candidates).first()
+                if item is None:
+                    return None
+                if Assignment.objects.filter(
+                    item=item, kind=adjudicate, state=Assignment.State.OPEN, expires_at__gt=now
+                ).exists():
+                    continue
+                return Assignment.objects.create(
+                    item=item, user=user, kind=adjudicate, handed_out_at=now,
+                    expires_at=now + timedelta(seconds=campaign.assignment_timeout_s),
+                )
+        except IntegrityError:
+            continue
+    return None
+
+
+def adjudicate(item: Item, user, label: str, reason: str, *, now: datetime | None = None) -> Adjudication:
+    """Record the final label of a conflict with its reason. The adjudicator cannot be one of the judges.
+
+    Repeating the same decision returns the recorded adjudication.
+    """
+    campaign = item.campaign
+    if not has_role(campaign, user, Role.ADJUDICATOR):
+        raise NotAllowed(f"{user} is not an adjudicator of campaign {campaign.name}")
+    label = parse_answer(label)
+    reason = (reason or "").strip()
+    if not reason:
+        raise AnnotationError("an adjudication needs a reason")
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
+        if Judgment.objects.filter(item=locked, user=user).exists():
+            raise NotAllowed(f"{user} judged item {item.pk} and cannot adjudicate it")
+        if locked.status != Item.Status.CONFLICT:
+            existing = Adjudication.objects.filter(item=locked).first()
+            if existing is not None and existing.adjudicator_id == user.pk and existing.label == label:
+                return existing
+            raise InvalidState(f"item {item.pk} is {locked.get_status_display()}, not a conflict to adjudicate")
+        decision = Adjudication.objects.create(item=locked, adjudicator=user, label=label, reason=reason, decided_at=now)
+        locked.status = Item.Status.ADJUDICATED
+        locked.label = label
+        locked.label_origin = Item.Origin.ADJUDICATED
+        locked.save(update_fields=["status", "label", "label_origin", "updated_at"])
+        open_ = Assignment.objects.filter(item=locked, kind=Assignment.Kind.ADJUDICATE, state=Assignment.State.OPEN)
+        open_.filter(user=user).update(state=Assignment.State.DONE, closed_at=now)
+        open_.update(state=Assignment.State.CANCELLED, closed_at=now)
+    return decision
+
+
+def flag_for_adjudication(item: Item, flag: str) -> Item:
+    """Send a decided (or pending) item to the adjudication queue with a consistency flag (issue 8)."""
+    with transaction.atomic():
+        locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
+        if flag not in locked.flags:
+            locked.flags = [*locked.flags, flag]
+        if locked.status == Item.Status.AGREED:
+            locked.status = Item.Status.CONFLICT
+        locked.save(update_fields=["flags", "status", "updated_at"])
+    return locked

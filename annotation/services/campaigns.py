@@ -1,0 +1,75 @@
+"""Writes: campaigns, their items and members."""
+from __future__ import annotations
+
+import random
+
+from django.db import IntegrityError, transaction
+
+from annotation.lib.sources import normalise_domain
+from annotation.models import Campaign, Item, Membership, Role, default_allowed_domains
+from annotation.services.errors import AnnotationError
+from annotation.services.templates import ensure_default_templates
+from pooling.models import Pool, PoolEntry
+
+ITEM_BATCH = 5000
+
+
+def create_campaign(
+    name: str,
+    pool: Pool,
+    *,
+    description: str = "",
+    allowed_domains: list[str] | None = None,
+    assignment_timeout_s: int = 1800,
+    gold_rate: float = 0.05,
+    rushed_factor: float = 0.25,
+    seed: int = 0,
+) -> Campaign:
+    """A campaign over ``pool``: one pending item per pool entry (queue order shuffled with ``seed``) and the
+    KG's default question templates (generated where missing)."""
+    if Campaign.objects.filter(name=name).exists():
+        raise AnnotationError(f"a campaign named {name!r} already exists")
+    if not 0 <= gold_rate < 1:
+        raise AnnotationError("gold_rate must be in [0, 1)")
+    domains = [normalise_domain(d) for d in (allowed_domains if allowed_domains is not None else default_allowed_domains())]
+    rng = random.Random(seed)
+    with transaction.atomic():
+        campaign = Campaign.objects.create(
+            name=name, pool=pool, description=description, allowed_domains=[d for d in domains if d],
+            assignment_timeout_s=assignment_timeout_s, gold_rate=gold_rate, rushed_factor=rushed_factor,
+        )
+        entries = PoolEntry.objects.filter(pool=pool).order_by("pk").values_list("pk", "head_id", "relation_id", "tail_id")
+        Item.objects.bulk_create(
+            (
+                Item(campaign=campaign, entry_id=pk, head_id=h, relation_id=r, tail_id=t, queue_key=rng.randrange(2**31))
+                for pk, h, r, t in entries.iterator(chunk_size=ITEM_BATCH)
+            ),
+            batch_size=ITEM_BATCH,
+        )
+        ensure_default_templates(pool.sample.kg)
+    return campaign
+
+
+def add_member(campaign: Campaign, user, role: str) -> Membership:
+    """Give ``user`` a role in the campaign (idempotent)."""
+    if role not in Role.values:
+        raise AnnotationError(f"unknown role {role!r}; roles: {', '.join(Role.values)}")
+    try:
+        with transaction.atomic():
+            membership, _ = Membership.objects.get_or_create(campaign=campaign, user=user, role=role)
+    except IntegrityError:  # created concurrently
+        membership = Membership.objects.get(campaign=campaign, user=user, role=role)
+    return membership
+
+
+def remove_member(campaign: Campaign, user, role: str) -> None:
+    Membership.objects.filter(campaign=campaign, user=user, role=role).delete()
+
+
+def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
+    cleaned = list(dict.fromkeys(d for d in (normalise_domain(x) for x in domains) if d))
+    if any("/" in d or " " in d for d in cleaned):
+        raise AnnotationError("give bare domain names such as wikipedia.org")
+    campaign.allowed_domains = cleaned
+    campaign.save(update_fields=["allowed_domains"])
+    return campaign

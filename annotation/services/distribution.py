@@ -1,0 +1,129 @@
+"""Writes: handing out items to judge (SPEC 4.2, issue 4 "work distribution").
+
+Guarantees, also under concurrency: an item is never handed to the same user twice (a unique constraint on
+(item, user, kind) backs this up); an item never has more than ``judgments_per_item`` judgments + open
+hand-outs (``Item.num_active``, changed only under the item's row lock); a user gets their own open hand-out
+back before new work; hand-outs not answered within the campaign's timeout go back to the queue.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Assignment, Campaign, Item, Role
+from annotation.selectors.campaigns import has_role
+from annotation.services._locking import lock_skipping, lock_waiting
+from annotation.services.errors import NotAllowed, NotAssigned
+
+QUEUE_STATUSES = (Item.Status.PENDING, Item.Status.IN_PROGRESS)
+RETRIES = 5
+
+
+def _status_after_release(item: Item) -> str:
+    return Item.Status.PENDING if item.num_active == 0 and item.num_judgments == 0 else Item.Status.IN_PROGRESS
+
+
+def release_expired(campaign: Campaign | None = None, *, now: datetime | None = None) -> int:
+    """Expire open hand-outs past their time; their items return to the queue. Returns how many expired.
+
+    Items another transaction holds are skipped (their hand-outs expire on a later call).
+    """
+    now = now or timezone.now()
+    expired = Assignment.objects.filter(state=Assignment.State.OPEN, expires_at__lte=now)
+    if campaign is not None:
+        expired = expired.filter(item__campaign=campaign)
+    released = 0
+    with transaction.atomic():
+        # Adjudication hand-outs carry no counters: they simply lapse.
+        expired.filter(kind=Assignment.Kind.ADJUDICATE).update(state=Assignment.State.EXPIRED, closed_at=now)
+        item_ids = expired.filter(kind=Assignment.Kind.JUDGE).values("item_id")
+        for item in lock_skipping(Item.objects.filter(pk__in=item_ids)).order_by("pk"):
+            count = Assignment.objects.filter(
+                item=item, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN, expires_at__lte=now
+            ).update(state=Assignment.State.EXPIRED, closed_at=now)
+            if count:
+                item.num_active = max(0, item.num_active - count)
+                if item.status in QUEUE_STATUSES:
+                    item.status = _status_after_release(item)
+                item.save(update_fields=["num_active", "status", "updated_at"])
+                released += count
+    return released
+
+
+def open_assignment(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
+    """The user's oldest open, unexpired judging hand-out in the campaign, if any."""
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(
+            item__campaign=campaign, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
+            expires_at__gt=now,
+        )
+        .select_related("item")
+        .order_by("handed_out_at", "pk")
+        .first()
+    )
+
+
+def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
+    """Hand ``user`` an item to judge; None when nothing is left for them.
+
+    Their own open hand-out comes back first. Otherwise the queue is: items still needing judgments that the
+    user was never handed, partly judged items first (to finish them), then the campaign's shuffled order.
+    Gold checks sit in the same queue and look like any other item.
+    """
+    if not has_role(campaign, user, Role.ANNOTATOR):
+        raise NotAllowed(f"{user} is not an annotator of campaign {campaign.name}")
+    now = now or timezone.now()
+    limit = campaign.judgments_per_item
+    for _attempt in range(RETRIES):
+        try:
+            with transaction.atomic():
+                release_expired(campaign, now=now)
+                own = open_assignment(campaign, user, now=now)
+                if own is not None:
+                    return own
+                seen = Assignment.objects.filter(user=user, item__campaign=campaign).values("item_id")
+                candidates = (
+                    Item.objects.filter(campaign=campaign, status__in=QUEUE_STATUSES, num_active__lt=limit)
+                    .exclude(pk__in=seen)
+                    .order_by("-num_active", "queue_key", "pk")
+                )
+                item = lock_skipping(candidates).first()
+                if item is None:
+                    return None
+                if item.num_active >= limit:  # changed under us before the lock: look again
+                    continue
+                assignment = Assignment.objects.create(
+                    item=item, user=user, kind=Assignment.Kind.JUDGE, handed_out_at=now,
+                    expires_at=now + timedelta(seconds=campaign.assignment_timeout_s),
+                )
+                item.num_active += 1
+                item.status = Item.Status.IN_PROGRESS
+                item.save(update_fields=["num_active", "status", "updated_at"])
+                return assignment
+        except IntegrityError:
+            # The same user took this item in a concurrent request: try again (their hand-out comes back).
+            continue
+    return open_assignment(campaign, user, now=now)
+
+
+def skip_item(item: Item, user, *, now: datetime | None = None) -> Assignment:
+    """Give the item back to the others; it is never handed to ``user`` again."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
+        assignment = Assignment.objects.filter(
+            item=locked, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN
+        ).first()
+        if assignment is None:
+            raise NotAssigned(f"item {item.pk} is not handed to {user} (nothing to skip)")
+        assignment.state = Assignment.State.SKIPPED
+        assignment.closed_at = now
+        assignment.save(update_fields=["state", "closed_at"])
+        locked.num_active = max(0, locked.num_active - 1)
+        if locked.status in QUEUE_STATUSES:
+            locked.status = _status_after_release(locked)
+        locked.save(update_fields=["num_active", "status", "updated_at"])
+    return assignment

@@ -1,0 +1,26 @@
+"""Errors the annotation services raise; views and API map them to 4xx answers with the message."""
+from __future__ import annotations
+
+
+class AnnotationError(Exception):
+    """Base class: the request was refused and nothing was written."""
+
+
+class NotAllowed(AnnotationError):
+    """The user lacks the role needed (e.g. not an annotator of the campaign)."""
+
+
+class NotAssigned(AnnotationError):
+    """The item was not handed to this user (or the hand-out was skipped / expired / closed)."""
+
+
+class AlreadyJudged(AnnotationError):
+    """The user already judged this item with a different answer."""
+
+
+class InvalidSource(AnnotationError):
+    """The source URL is not acceptable (scheme, allow-list)."""
+
+
+class InvalidState(AnnotationError):
+    """The item is not in a state that allows the action (e.g. adjudicating an agreed item)."""

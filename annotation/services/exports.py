@@ -1,0 +1,72 @@
+"""Writing a campaign's judged test set in the formats of SPEC 4.3 (gold checks are never exported)."""
+from __future__ import annotations
+
+import csv
+import json
+from typing import TextIO
+
+from annotation.models import Campaign, Label
+from annotation.selectors.labels import completed_labels, completed_questions, label_provenance
+
+FORMATS = ("labels", "positives", "questions", "qrels", "jsonl", "csv")
+
+CSV_COLUMNS = [
+    "head", "relation", "tail", "head_name", "tail_name", "label", "status", "origin", "rule", "depth", "systems",
+    "questions", "judgment_1_annotator", "judgment_1_answer", "judgment_1_source_url", "judgment_1_quote",
+    "judgment_1_given_at", "judgment_1_time_on_task_ms", "judgment_2_annotator", "judgment_2_answer",
+    "judgment_2_source_url", "judgment_2_quote", "judgment_2_given_at", "judgment_2_time_on_task_ms",
+    "adjudicator", "adjudication_label", "adjudication_reason", "flags",
+]
+
+
+def export_judgments(campaign: Campaign, fmt: str, out: TextIO) -> int:
+    """Write the campaign in ``fmt`` to ``out``; returns the number of records (lines, rows) written.
+
+    labels: ``h<TAB>r<TAB>t<TAB>Y|N`` (completed set: sampled test triples Y + every finally labelled pool
+    triple); positives: ``h<TAB>r<TAB>t`` of the Y triples; questions: ``qid<TAB>entity<TAB>relation`` of the
+    completed set's questions; qrels: ``qid 0 entity rel`` (TREC); jsonl / csv: one record per triple with full
+    provenance.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    count = 0
+    if fmt in ("labels", "positives"):
+        for triple in completed_labels(campaign):
+            if fmt == "labels":
+                out.write(f"{triple.head}\t{triple.relation}\t{triple.tail}\t{triple.label}\n")
+            elif triple.label == Label.YES:
+                out.write(f"{triple.head}\t{triple.relation}\t{triple.tail}\n")
+            else:
+                continue
+            count += 1
+    elif fmt in ("questions", "qrels"):
+        for question in completed_questions(campaign):
+            if fmt == "questions":
+                out.write(f"{question.qid}\t{question.entity}\t{question.relation}\n")
+                count += 1
+                continue
+            for entity, rel in question.answers:
+                out.write(f"{question.qid} 0 {entity} {rel}\n")
+                count += 1
+    elif fmt == "jsonl":
+        for record in label_provenance(campaign):
+            out.write(json.dumps(record.as_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+            count += 1
+    else:
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for record in label_provenance(campaign):
+            row = {key: getattr(record, key) for key in CSV_COLUMNS[:10]}
+            row.update(label=record.label or "", depth="" if record.depth is None else record.depth,
+                       systems=";".join(record.systems), questions=";".join(record.questions),
+                       flags=";".join(record.flags))
+            for n, judgment in enumerate(record.judgments[:2], start=1):
+                for field in ("annotator", "answer", "source_url", "quote", "given_at", "time_on_task_ms"):
+                    row[f"judgment_{n}_{field}"] = judgment[field]
+            if record.adjudication:
+                row.update(adjudicator=record.adjudication["adjudicator"],
+                           adjudication_label=record.adjudication["label"],
+                           adjudication_reason=record.adjudication["reason"])
+            writer.writerow(row)
+            count += 1
+    return count

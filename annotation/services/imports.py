@@ -1,0 +1,81 @@
+"""Loading final labels made elsewhere (``h r t Y|N`` files) into a campaign (origin imported)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+
+from annotation.models import Campaign, Item, Label
+from annotation.services.errors import AnnotationError
+from pooling.models import Entity, Relation, SampleTriple
+
+BATCH = 2000
+# Items whose label may be replaced by an imported one: not (yet) decided by people in this campaign.
+REPLACEABLE = (Item.Status.PENDING, Item.Status.AUTO_NEGATIVE, Item.Status.IMPORTED)
+
+
+@dataclass
+class ImportReport:
+    lines: int = 0
+    labelled: int = 0  # items given the imported label
+    sample: int = 0  # lines that are sampled test triples (Y by definition; nothing to store)
+    sample_not_yes: list[int] = field(default_factory=list)  # line numbers of sampled triples labelled N
+    kept: int = 0  # items already in human hands, left as they are
+    unknown: list[int] = field(default_factory=list)  # line numbers of triples in neither the pool nor the sample
+
+
+def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item.Origin.IMPORTED, strict: bool = False) -> ImportReport:
+    """Store the final labels of ``path`` (``h r t Y|N`` per line, keys of the campaign's KG) on the matching
+    items. Items judged in this campaign keep their labels (counted in ``kept``). With ``strict`` any line
+    that is neither a pool entry nor a sampled triple refuses the whole file."""
+    path = Path(path)
+    kg_id = campaign.pool.sample.kg_id
+    entities = dict(Entity.objects.filter(kg_id=kg_id).values_list("key", "pk"))
+    relations = dict(Relation.objects.filter(kg_id=kg_id).values_list("key", "pk"))
+    items = {
+        (h, r, t): (pk, status)
+        for pk, h, r, t, status in Item.objects.filter(campaign=campaign, is_gold=False).values_list(
+            "pk", "head_id", "relation_id", "tail_id", "status"
+        ).iterator(chunk_size=5000)
+    }
+    sample = set(SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"))
+    report = ImportReport()
+    updates: dict[str, list[int]] = {Label.YES: [], Label.NO: []}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnnotationError(f"{path}: cannot read: {exc}") from None
+    for number, raw in enumerate(lines, start=1):
+        fields = raw.split("\t") if "\t" in raw else raw.split()
+        if not raw.strip() or raw.startswith("#"):
+            continue
+        if len(fields) != 4 or fields[3].strip() not in (Label.YES, Label.NO):
+            raise AnnotationError(f"{path}:{number}: expected `head<TAB>relation<TAB>tail<TAB>Y|N`")
+        report.lines += 1
+        h, r, t, label = (x.strip() for x in fields)
+        key = (entities.get(h), relations.get(r), entities.get(t))
+        if key in sample:
+            report.sample += 1
+            if label != Label.YES:
+                report.sample_not_yes.append(number)
+            continue
+        found = items.get(key)
+        if found is None:
+            report.unknown.append(number)
+            continue
+        pk, status = found
+        if status not in REPLACEABLE:
+            report.kept += 1
+            continue
+        updates[label].append(pk)
+    if strict and report.unknown:
+        shown = ", ".join(map(str, report.unknown[:10]))
+        raise AnnotationError(f"{path}: {len(report.unknown)} line(s) are neither pool entries nor sampled triples (lines {shown} ...)")
+    with transaction.atomic():
+        for label, pks in updates.items():
+            for start in range(0, len(pks), BATCH):
+                report.labelled += Item.objects.filter(pk__in=pks[start:start + BATCH], status__in=REPLACEABLE).update(
+                    status=Item.Status.IMPORTED, label=label, label_origin=origin, rule=""
+                )
+    return report

@@ -1,0 +1,93 @@
+"""Writes: annotators' judgments (double annotation, SPEC 4.2)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.lib.sources import SourceError, check_source
+from annotation.models import Assignment, Item, Judgment, Label
+from annotation.services._locking import lock_waiting
+from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
+
+_ANSWERS = {"y": Label.YES, "yes": Label.YES, "true": Label.YES, "n": Label.NO, "no": Label.NO, "false": Label.NO}
+
+
+def parse_answer(answer: str | bool) -> str:
+    if isinstance(answer, bool):
+        return Label.YES if answer else Label.NO
+    value = _ANSWERS.get(str(answer).strip().lower())
+    if value is None:
+        raise AnnotationError(f"the answer must be Y or N, not {answer!r}")
+    return value
+
+
+def submit_judgment(
+    item: Item,
+    user,
+    answer: str | bool,
+    source_url: str,
+    *,
+    quote: str = "",
+    time_on_task_ms: int | None = None,
+    request_id: str = "",
+    now: datetime | None = None,
+) -> Judgment:
+    """Record ``user``'s answer for an item handed to them; returns the judgment.
+
+    Idempotent: a retry (same ``request_id``, or the same answer and source for the same item) returns the
+    judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its expired hand-out went
+    back to the queue), AlreadyJudged (a different answer for an item already judged), InvalidSource.
+    With the last judgment the item is decided: the same answer -> agreed (origin unanimous); different
+    answers -> conflict (adjudication queue).
+    """
+    now = now or timezone.now()
+    answer = parse_answer(answer)
+    request_id = (request_id or "").strip()
+    if request_id:
+        prior = Judgment.objects.filter(user=user, request_id=request_id).first()
+        if prior is not None:
+            if prior.item_id != item.pk:
+                raise AnnotationError(f"request id {request_id!r} was already used for another item")
+            return prior
+    campaign = item.campaign
+    try:
+        source = check_source(source_url, campaign.allowed_domains)
+    except SourceError as exc:
+        raise InvalidSource(str(exc)) from None
+    with transaction.atomic():
+        locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
+        prior = Judgment.objects.filter(item=locked, user=user).first()
+        if prior is not None:
+            if prior.answer == answer and prior.source_url == source.url:
+                return prior
+            raise AlreadyJudged(f"{user} already judged item {item.pk} ({prior.answer}); a judgment cannot be changed")
+        assignment = Assignment.objects.filter(item=locked, user=user, kind=Assignment.Kind.JUDGE).first()
+        if assignment is None:
+            raise NotAssigned(f"item {item.pk} was not handed to {user}")
+        if assignment.state != Assignment.State.OPEN:
+            raise NotAssigned(f"the hand-out of item {item.pk} to {user} is {assignment.get_state_display()}; ask for new work")
+        if time_on_task_ms is None:
+            time_on_task_ms = max(0, int((now - assignment.handed_out_at).total_seconds() * 1000))
+        judgment = Judgment.objects.create(
+            item=locked, user=user, assignment=assignment, answer=answer, source_url=source.url,
+            source_domain=source.domain, quote=quote.strip(), given_at=now, time_on_task_ms=time_on_task_ms,
+            request_id=request_id,
+        )
+        assignment.state = Assignment.State.DONE
+        assignment.closed_at = now
+        assignment.save(update_fields=["state", "closed_at"])
+        locked.num_judgments += 1
+        if locked.num_judgments >= campaign.judgments_per_item and locked.status in (
+            Item.Status.PENDING, Item.Status.IN_PROGRESS
+        ):
+            answers = set(Judgment.objects.filter(item=locked).values_list("answer", flat=True))
+            if len(answers) == 1:
+                locked.status = Item.Status.AGREED
+                locked.label = answer
+                locked.label_origin = Item.Origin.UNANIMOUS
+            else:
+                locked.status = Item.Status.CONFLICT
+        locked.save(update_fields=["num_judgments", "status", "label", "label_origin", "updated_at"])
+    return judgment

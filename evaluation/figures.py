@@ -1,0 +1,131 @@
+"""PNG figures of an evaluation (matplotlib, Agg backend, no display needed)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+FIGURE_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
+
+
+def depth_curve_figure(result: Any, path: Path) -> bool:
+    curve = result.depth_curve
+    if curve is None or curve.empty:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    metrics = [m for m in FIGURE_METRICS if m in curve.columns] or list(curve.columns)[:8]
+    for metric in metrics:
+        ax.plot(curve.index, curve[metric], marker="o", label=metric)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xlabel("pool depth d")
+    ax.set_ylabel("Kendall's tau-b (sparse vs completed@d)")
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_xticks(list(curve.index))
+    ax.legend(fontsize=8, ncol=2)
+    ax.set_title(f"{result.sample}: system ordering vs pooling depth")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def probe_heatmap_figure(result: Any, path: Path, label_set: str | None = None) -> bool:
+    heatmaps = result.probe_heatmap
+    if not heatmaps:
+        return False
+    label_set = label_set or ("completed" if "completed" in heatmaps else next(iter(heatmaps)))
+    heat = heatmaps[label_set]
+    values = np.asarray(heat["values"], dtype=np.float64)
+    if values.ndim != 3:
+        return False
+    systems = heat["systems"]
+    plt = _pyplot()
+    columns = min(len(systems), 4)
+    rows = int(np.ceil(len(systems) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(3.3 * columns + 1, 3.1 * rows + 0.4), squeeze=False,
+                             constrained_layout=True)
+    image = None
+    for index, system in enumerate(systems):
+        ax = axes[index // columns][index % columns]
+        image = ax.imshow(values[:, :, index], vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_title(system, fontsize=9)
+        ax.set_xticks(range(len(heat["betas"])), [f"{b:g}" for b in heat["betas"]], fontsize=7)
+        ax.set_yticks(range(len(heat["alphas"])), [f"{a:g}" for a in heat["alphas"]], fontsize=7)
+        ax.set_xlabel("beta", fontsize=8)
+        ax.set_ylabel("alpha", fontsize=8)
+    for index in range(len(systems), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.8, label="min-max normalised PROBE")
+    fig.suptitle(f"PROBE alpha x beta ({label_set} labels)")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def discriminative_power_figure(result: Any, path: Path) -> bool:
+    frame = result.discriminative_power
+    if frame is None or frame.empty:
+        return False
+    plt = _pyplot()
+    sets = list(dict.fromkeys(frame["label_set"]))
+    fig, axes = plt.subplots(1, len(sets), figsize=(5.5 * len(sets), 4), squeeze=False)
+    for ax, set_name in zip(axes[0], sets):
+        sub = frame[frame.label_set == set_name]
+        for metric, group in sub.groupby("metric", sort=False):
+            x = (group["position"].to_numpy() + 1) / len(group)
+            ax.plot(x, group["pvalue"].to_numpy(), label=metric)
+        ax.axhline(0.05, color="grey", lw=0.5, ls="--")
+        ax.set_xlabel("system pairs (sorted by p-value)")
+        ax.set_ylabel("p-value (paired t-test)")
+        ax.set_title(f"{set_name} labels")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def data_sensitivity_figure(result: Any, path: Path) -> bool:
+    frame = result.data_sensitivity
+    if frame is None or frame.empty:
+        return False
+    plt = _pyplot()
+    sets = list(dict.fromkeys(frame["label_set"]))
+    fig, axes = plt.subplots(1, len(sets), figsize=(5.5 * len(sets), 4), squeeze=False)
+    for ax, set_name in zip(axes[0], sets):
+        sub = frame[frame.label_set == set_name]
+        for metric, group in sub.groupby("metric", sort=False):
+            ax.plot(group["fraction"] * 100, group["mean_tau"], marker=".", label=metric)
+        ax.set_xlabel("questions used (%)")
+        ax.set_ylabel("mean tau-b vs all questions")
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_title(f"{set_name} labels")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_figures(result: Any, out: Path) -> list[str]:
+    """Every figure that has data; returns the file names written."""
+    written = []
+    for name, draw in (("depth_curve.png", depth_curve_figure), ("probe_heatmap.png", probe_heatmap_figure),
+                       ("discriminative_power.png", discriminative_power_figure),
+                       ("data_sensitivity.png", data_sensitivity_figure)):
+        if draw(result, Path(out) / name):
+            written.append(name)
+    return written

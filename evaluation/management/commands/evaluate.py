@@ -1,0 +1,104 @@
+"""python manage.py evaluate SAMPLE [--labels judgments.tsv] [--systems a,b] [--pool NAME] [--out DIR]
+
+Evaluates the sample's systems on the sparse labels and, with --labels, on the completed labels and the completed
+labels at each pool depth; prints the tables and writes CSV/JSON/PNG files to --out. --save also records an
+EvaluationRun (its files under STORAGE_DIR, shown on the report page); --background queues it on Celery instead.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+class Command(BaseCommand):
+    help = "Evaluate a sample's systems on sparse, completed and completed-at-depth labels (micro, macro, PROBE, tau)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("sample", help="sample name, KG/NAME or id")
+        parser.add_argument("--labels", help="judgments file h<TAB>r<TAB>t<TAB>Y|N (completed labels)")
+        parser.add_argument("--systems", help="comma-separated system names (default: every evaluable system)")
+        parser.add_argument("--pool", help="pool name giving the depths of judged triples (default: the only pool)")
+        parser.add_argument("--out", help="folder for CSV/JSON/PNG outputs")
+        parser.add_argument("--policy", default="realistic", choices=["realistic", "optimistic", "pessimistic"])
+        parser.add_argument("--cutoff", type=int, default=10, help="cut-off k of MAP@k, nDCG@k, P@k (default 10)")
+        parser.add_argument("--depths", help="comma-separated depths for completed@d (default 0..pool depth)")
+        parser.add_argument("--no-figures", action="store_true")
+        parser.add_argument("--no-analyses", action="store_true", help="skip discriminative power / data sensitivity")
+        parser.add_argument("--device", help="torch device for scoring trained systems (default: CUDA if available)")
+        parser.add_argument("--save", action="store_true", help="also record an EvaluationRun (report page)")
+        parser.add_argument("--background", action="store_true", help="queue an EvaluationRun on Celery and exit")
+
+    def handle(self, *args, **options):
+        from evaluation.services.evaluate import (
+            EvaluationOptions, create_run, evaluable_systems, evaluate_sample, format_tables, start_evaluation,
+            store_result, write_outputs,
+        )
+        from evaluation.services.labels import JudgmentsFile, LabelError
+        from evaluation.services.ranks import EvaluationError
+        from pooling.models import Pool, Sample, System
+        from pooling.selectors.pools import sample_by_ref
+
+        try:
+            sample = sample_by_ref(options["sample"])
+        except (Sample.DoesNotExist, Sample.MultipleObjectsReturned) as exc:
+            raise CommandError(str(exc)) from None
+        pool = None
+        if options["pool"]:
+            pool = Pool.objects.filter(sample=sample, name=options["pool"]).first()
+            if pool is None:
+                known = ", ".join(Pool.objects.filter(sample=sample).values_list("name", flat=True)) or "none"
+                raise CommandError(f"no pool {options['pool']!r} on sample {sample.name} (known: {known})")
+        labels = options["labels"]
+        if labels and not Path(labels).is_file():
+            raise CommandError(f"labels file {labels} does not exist")
+        try:
+            depths = [int(d) for d in options["depths"].split(",")] if options["depths"] else None
+        except ValueError:
+            raise CommandError("--depths must be comma-separated integers") from None
+        evaluation_options = EvaluationOptions(policy=options["policy"], cutoff=options["cutoff"], depths=depths,
+                                               analyses=not options["no_analyses"], device=options["device"])
+        names = [n.strip() for n in options["systems"].split(",") if n.strip()] if options["systems"] else None
+        run = None
+        try:
+            systems = evaluable_systems(sample, names)
+            if options["save"] or options["background"]:
+                run = create_run(sample, systems=systems, labels_file=str(Path(labels).resolve()) if labels else "",
+                                 pool=pool, options=evaluation_options)
+                if options["background"]:
+                    start_evaluation(run)
+                    self.stdout.write(f"queued evaluation run {run.pk}")
+                    return
+            source = JudgmentsFile(Path(labels)) if labels else None
+            progress = self._progress if options["verbosity"] >= 2 else None
+            result = evaluate_sample(sample, systems=systems, source=source, pool=pool, options=evaluation_options,
+                                     **({"progress": progress} if progress else {}))
+            if run is not None:
+                run = store_result(run, result, figures=not options["no_figures"])
+        except (EvaluationError, LabelError, System.DoesNotExist) as exc:
+            self._mark_failed(run, exc)
+            raise CommandError(str(exc)) from None
+        except Exception as exc:
+            self._mark_failed(run, exc)
+            raise
+        self.stdout.write(format_tables(result))
+        if run is not None:
+            self.stdout.write(f"saved evaluation run {run.pk} ({run.result_dir})")
+        if options["out"]:
+            files = write_outputs(result, options["out"], figures=not options["no_figures"])
+            self.stdout.write(f"wrote {len(files)} files to {options['out']}: {', '.join(files)}")
+
+    def _mark_failed(self, run, exc: Exception) -> None:
+        if run is None:
+            return
+        from django.utils import timezone
+
+        from evaluation.models import EvaluationRun
+
+        EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.FAILED,
+                                                       error=f"{type(exc).__name__}: {exc}"[:10000],
+                                                       finished_at=timezone.now())
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        sys.stderr.write(f"{stage}: {done}/{total}\n")

@@ -1,0 +1,40 @@
+"""Reads of the evaluation app (torch-free, safe on the web request path)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.db.models import QuerySet
+
+from evaluation.models import EvaluationRun
+from pooling.storage import storage_path
+
+CONTENT_TYPES = {".csv": "text/csv", ".json": "application/json", ".png": "image/png"}
+
+
+def evaluation_runs(sample=None) -> QuerySet[EvaluationRun]:
+    runs = EvaluationRun.objects.select_related("sample__kg", "pool")
+    return runs.filter(sample=sample) if sample is not None else runs
+
+
+def run_file(run: EvaluationRun, name: str) -> Path | None:
+    """Path of one of the run's output files, or None (unknown name, not done, missing)."""
+    if run.status != EvaluationRun.Status.DONE or not run.result_dir or name not in (run.files or []):
+        return None
+    path = storage_path(f"{run.result_dir}/{name}")
+    return path if path.is_file() else None
+
+
+def run_report(run: EvaluationRun) -> dict[str, Any] | None:
+    """The run's summary.json as a dict (None until it is done)."""
+    path = run_file(run, "summary.json")
+    if path is None:
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def run_progress(run: EvaluationRun) -> dict[str, Any]:
+    fresh = EvaluationRun.objects.filter(pk=run.pk).values(
+        "status", "stage", "progress_done", "progress_total", "error").get()
+    return fresh

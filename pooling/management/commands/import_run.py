@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from pooling.management.commands._pooling_common import get_kg, get_sample
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a TREC run (`qid Q0 entity rank score tag`) of a system made elsewhere (PyKEEN, LibKGE, ...) on a "
+        "sample's questions: qids are the sample's head<N>/tail<N>, entities the KG's entity keys. The rank column "
+        "is ignored (entities are ordered by score, as in trec_eval). It is stored as an imported system with a "
+        "ranking that pools and evaluates like a trained one (known triples filtered the same way). All or nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("kg", help="Name of the knowledge graph")
+        parser.add_argument("sample", help="Sample name (or id) whose questions the run answers")
+        parser.add_argument("run_file", type=Path, help="TREC run file")
+        parser.add_argument("--name", required=True, help="Name of the new imported system (a slug)")
+        parser.add_argument("--description", default="", help="Free text kept with the system")
+
+    def handle(self, *args: object, **options: object) -> None:
+        from pooling.services.rankings import RunImportError, import_run
+
+        kg = get_kg(options["kg"])
+        sample = get_sample(options["sample"], kg)
+        try:
+            system = import_run(sample, options["run_file"], name=options["name"], description=options["description"])
+        except RunImportError as exc:
+            raise CommandError(f"{exc}\nNothing was imported.") from None
+        ranking = system.rankings.get()
+        self.stdout.write(f"Imported run as system {kg.name}/{system.name}: top-{ranking.k} on {sample.name}, "
+                          f"sample MRR {ranking.mrr:.4f}" if ranking.mrr is not None else "")

@@ -1,0 +1,116 @@
+"""Celery tasks of the pooling app: thin wrappers that load rows by id and call a service.
+
+Routing (settings.CELERY_TASK_ROUTES): ``pooling.tasks.train_*`` and ``pooling.tasks.rank_*`` go to the GPU
+queue (settings.KGPOOL_GPU_QUEUE), the rest to the default queue. Every task is idempotent (acks_late is on:
+a task whose worker dies is redelivered): ranking chunks skip work whose result file exists, the merge is an
+upsert. Transient failures (database connection, shared storage I/O) are retried explicitly with backoff;
+anything else fails the pool at once with the error text.
+"""
+from __future__ import annotations
+
+import logging
+
+from celery import chord, shared_task
+from django.db import DatabaseError, InterfaceError, OperationalError
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT = (OperationalError, InterfaceError, OSError)
+MAX_RETRIES = 3
+
+
+def _retry_delay(retries: int) -> int:
+    return min(60, 5 * 2**retries)
+
+
+@shared_task(bind=True, name="pooling.tasks.train_system", max_retries=MAX_RETRIES, acks_late=True)
+def train_system(self, system_id: int) -> int:
+    """Train a pending system (services.systems.train_system)."""
+    from pooling.models import System
+    from pooling.services.systems import train_system as train_service
+
+    system = System.objects.get(pk=system_id)
+    try:
+        train_service(system)
+    except TRANSIENT as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
+        raise
+    return system_id
+
+
+@shared_task(bind=True, name="pooling.tasks.rank_system", max_retries=MAX_RETRIES, acks_late=True)
+def rank_system(self, system_id: int, sample_id: int, k: int = 100) -> int:
+    """Rank all questions of a sample with a trained system and store the Ranking; returns its id."""
+    from pooling.models import Sample, System
+    from pooling.services.rankings import rank_system as rank_service
+
+    try:
+        return rank_service(System.objects.get(pk=system_id), Sample.objects.get(pk=sample_id), k=k).pk
+    except TRANSIENT as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
+        raise
+
+
+@shared_task(bind=True, name="pooling.tasks.rank_pool_chunk", max_retries=MAX_RETRIES, acks_late=True)
+def rank_pool_chunk(self, pool_id: int, system_id: int, index: int) -> tuple[int, int, int]:
+    """One ranking chunk of a pool build (GPU queue). Skips work already done."""
+    from pooling.models import Pool, System
+    from pooling.services.pools import mark_pool_failed
+    from pooling.services.pools import rank_pool_chunk as chunk_service
+
+    try:
+        pool = Pool.objects.select_related("sample__kg").get(pk=pool_id)
+        chunk_service(pool, System.objects.get(pk=system_id), index)
+    except TRANSIENT as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
+        mark_pool_failed(pool_id, f"chunk {index} of system {system_id}: {type(exc).__name__}: {exc}")
+        raise
+    except Exception as exc:
+        mark_pool_failed(pool_id, f"chunk {index} of system {system_id}: {type(exc).__name__}: {exc}")
+        raise
+    return pool_id, system_id, index
+
+
+@shared_task(bind=True, name="pooling.tasks.merge_pool", max_retries=MAX_RETRIES, acks_late=True)
+def merge_pool(self, _chunk_results: object, pool_id: int, force: bool = False) -> int:
+    """Chord callback: merge the chunks into pool entries (default queue); returns the number of entries."""
+    from pooling.models import Pool
+    from pooling.services.pools import mark_pool_failed
+    from pooling.services.pools import merge_pool as merge_service
+
+    try:
+        pool = merge_service(Pool.objects.get(pk=pool_id), force=force)
+    except TRANSIENT as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
+        mark_pool_failed(pool_id, f"merge: {type(exc).__name__}: {exc}")
+        raise
+    except Exception as exc:
+        mark_pool_failed(pool_id, f"merge: {type(exc).__name__}: {exc}")
+        raise
+    return pool.entries.count()
+
+
+@shared_task(name="pooling.tasks.pool_build_failed")
+def pool_build_failed(*args: object, pool_id: int) -> None:
+    """Error callback of the chord: record the failure on the pool (if a chunk did not already)."""
+    from pooling.services.pools import mark_pool_failed
+
+    mark_pool_failed(pool_id, "a task of the pool build failed; see the worker log")
+
+
+def dispatch_pool_build(pool_id: int, *, force: bool = False) -> None:
+    """Send the pool's chunk tasks and the merge callback (called from transaction.on_commit)."""
+    from pooling.models import Pool
+    from pooling.services.pools import pool_tasks
+
+    pool = Pool.objects.get(pk=pool_id)
+    header = [rank_pool_chunk.s(pool_id, system_id, index) for system_id, index in pool_tasks(pool)]
+    callback = merge_pool.s(pool_id, force=force).on_error(pool_build_failed.s(pool_id=pool_id))
+    if not header:
+        merge_pool.delay(None, pool_id, force=force)
+        return
+    chord(header)(callback)

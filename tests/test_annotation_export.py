@@ -1,0 +1,104 @@
+"""Export formats with provenance, gold checks never exported, the export/import commands, agreement report."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Item, Role
+from annotation.selectors.agreement import agreement, rushed_judgments
+from annotation.services.adjudication import adjudicate
+from annotation.services.distribution import next_item
+from annotation.services.exports import export_judgments
+from annotation.services.judging import submit_judgment
+from tests._annotation_support import star_campaign, users
+
+URL = "https://en.wikipedia.org/wiki/X"
+
+
+@pytest.fixture
+def judged(tmp_path):
+    """4 items: agreed Y, agreed N, conflict adjudicated Y, gold (agreed)."""
+    campaign = star_campaign(tmp_path, items=4, name="exp")
+    a, b = users(campaign, Role.ANNOTATOR, 2)
+    (c,) = users(campaign, Role.ADJUDICATOR, 1)
+    items = list(Item.objects.filter(campaign=campaign).order_by("pk"))
+    gold = items[3]
+    Item.objects.filter(pk=gold.pk).update(is_gold=True, gold_answer="N")
+    plan = {items[0].pk: ("Y", "Y"), items[1].pk: ("N", "N"), items[2].pk: ("Y", "N"), gold.pk: ("N", "N")}
+    for index, user in enumerate((a, b)):
+        while (assignment := next_item(campaign, user)) is not None:
+            submit_judgment(assignment.item, user, plan[assignment.item_id][index], URL, quote="says so", time_on_task_ms=1000 * (index + 1))
+    adjudicate(Item.objects.get(pk=items[2].pk), c, "Y", "the source is explicit")
+    return campaign, items
+
+
+@pytest.mark.django_db
+def test_labels_positives_and_gold_never_exported(judged):
+    campaign, items = judged
+    out = io.StringIO()
+    assert export_judgments(campaign, "labels", out) == 4  # 3 judged + the sampled test triple
+    lines = set(out.getvalue().splitlines())
+    assert "e0\tlikes\te1\tY" in lines  # the sampled test triple (sparse label)
+    gold = items[3]
+    assert f"{gold.head.key}\tlikes\t{gold.tail.key}\tN" not in lines
+    positives = io.StringIO()
+    assert export_judgments(campaign, "positives", positives) == 3
+
+
+@pytest.mark.django_db
+def test_jsonl_and_csv_carry_provenance(judged):
+    campaign, items = judged
+    out = io.StringIO()
+    export_judgments(campaign, "jsonl", out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(records) == 4
+    by_tail = {r["tail"]: r for r in records}
+    conflict = by_tail[items[2].tail.key]
+    assert conflict["label"] == "Y" and conflict["origin"] == "adjudicated" and conflict["depth"] == 1
+    assert [j["answer"] for j in conflict["judgments"]] == ["Y", "N"]
+    assert conflict["judgments"][0]["source_url"] == URL and conflict["judgments"][0]["quote"] == "says so"
+    assert conflict["adjudication"]["reason"] == "the source is explicit"
+    assert conflict["questions"]  # the sample questions it answers
+    assert by_tail["e1"]["origin"] == "test"
+    out = io.StringIO()
+    export_judgments(campaign, "csv", out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert len(rows) == 4 and {r["adjudication_reason"] for r in rows} == {"", "the source is explicit"}
+
+
+@pytest.mark.django_db
+def test_qrels_and_questions(judged):
+    campaign, _items = judged
+    questions, qrels = io.StringIO(), io.StringIO()
+    export_judgments(campaign, "questions", questions)
+    export_judgments(campaign, "qrels", qrels)
+    qids = {line.split("\t")[0] for line in questions.getvalue().splitlines()}
+    rows = [line.split(" ") for line in qrels.getvalue().splitlines()]
+    assert {row[0] for row in rows} == qids
+    # tail question (e0, likes, ?) of the sample: answers e1 (test, Y) and the judged pool tails
+    tail0 = [row for row in rows if row[0] == "tail0"]
+    assert {(row[2], row[3]) for row in tail0} >= {("e1", "1")}
+
+
+@pytest.mark.django_db
+def test_export_and_import_commands(judged, tmp_path):
+    campaign, _items = judged
+    path = tmp_path / "labels.tsv"
+    call_command("export_judgments", campaign.name, "--format", "labels", "-o", str(path), stderr=io.StringIO())
+    assert len(path.read_text().splitlines()) == 4
+    out = io.StringIO()
+    call_command("import_judgments", campaign.name, str(path), stdout=out)
+    assert "3 kept (judged here)" in out.getvalue() and "1 sampled test triples" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_agreement_report(judged):
+    campaign, _items = judged
+    (overall,) = agreement(campaign)
+    assert overall.items == 3 and overall.percent == pytest.approx(2 / 3)  # gold left out
+    assert len(agreement(campaign, "pair")) == 1 and agreement(campaign, "category")[0].group == "N-N"
+    assert rushed_judgments(campaign) == []
