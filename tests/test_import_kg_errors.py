@@ -44,6 +44,7 @@ def import_error(folder: Path, *extra: str) -> str:
         ({"test.txt": ""}, "test.txt: the split is empty"),
         ({"test.txt": "\n  \n"}, "test.txt: the split is empty"),
         ({"train.txt": b"a\tr1\tb\nb\tr1\tc\xe9\n"}, "train.txt:2: not valid UTF-8"),
+        ({"valid.txt": b"a\tr1\tb\nb\tr1\tc\x00\n"}, "valid.txt:2: contains a NUL byte"),
         ({"entity_names.tsv": "a\tAlpha\nb\tBeta\na\tAlpha again\n"}, "entity_names.tsv:3: duplicate entry 'a' (first on line 1)"),
         ({"relation_types.tsv": "r1\t/x\n"}, "relation_types.tsv:1: expected at least 3"),
         ({"entity_wikidata.json": '{"a": {"label": "A"},'}, "entity_wikidata.json:1: invalid JSON"),

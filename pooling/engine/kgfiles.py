@@ -112,6 +112,9 @@ def read_lines(path: Path) -> list[str]:
         raise KGFormatError(path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
     if text.startswith("\ufeff"):
         text = text[1:]
+    nul = text.find("\x00")
+    if nul >= 0:  # binary content; PostgreSQL text cannot hold NUL either
+        raise KGFormatError(path, text.count("\n", 0, nul) + 1, "contains a NUL byte (binary file?)")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
