@@ -134,6 +134,9 @@ CELERY_RESULT_BACKEND = env_str(
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ("cache+memory://" if not CELERY_BROKER_URL else "rpc://"),
 )
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is redelivered; tasks are idempotent
+# Redis redelivers the unacknowledged task of a killed worker after this many seconds (RabbitMQ does it as
+# soon as the connection drops). Keep it above the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
