@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal, Union
+from typing import Callable, Literal, Mapping, Union
 
 import numpy as np
 import torch
@@ -129,30 +129,37 @@ class RankingResult:
         """For each target, the index of its question (int64, (nnz,))."""
         return self.targets.row_ids()
 
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain named arrays (the .npz layout), for storage writers."""
+        return {
+            "topk_entities": self.topk_entities,
+            "topk_scores": self.topk_scores,
+            "target_offsets": self.targets.offsets,
+            "target_values": self.targets.values,
+            "greater": self.greater,
+            "ties": self.ties,
+            "num_candidates": self.num_candidates,
+        }
+
+    @classmethod
+    def from_arrays(cls, data: Mapping[str, np.ndarray]) -> "RankingResult":
+        return cls(
+            topk_entities=data["topk_entities"],
+            topk_scores=data["topk_scores"],
+            targets=Ragged(data["target_offsets"], data["target_values"]),
+            greater=data["greater"],
+            ties=data["ties"],
+            num_candidates=data["num_candidates"],
+        )
+
     def save(self, path: str | Path) -> None:
         """One compressed .npz, plain arrays only (loadable without pickle)."""
-        np.savez_compressed(
-            path,
-            topk_entities=self.topk_entities,
-            topk_scores=self.topk_scores,
-            target_offsets=self.targets.offsets,
-            target_values=self.targets.values,
-            greater=self.greater,
-            ties=self.ties,
-            num_candidates=self.num_candidates,
-        )
+        np.savez_compressed(path, **self.to_arrays())
 
     @classmethod
     def load(cls, path: str | Path) -> "RankingResult":
         with np.load(path, allow_pickle=False) as data:
-            return cls(
-                topk_entities=data["topk_entities"],
-                topk_scores=data["topk_scores"],
-                targets=Ragged(data["target_offsets"], data["target_values"]),
-                greater=data["greater"],
-                ties=data["ties"],
-                num_candidates=data["num_candidates"],
-            )
+            return cls.from_arrays({name: data[name] for name in data.files})
 
 
 # ----------------------------------------------------------------------------------------------------

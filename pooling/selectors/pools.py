@@ -129,15 +129,7 @@ def ranking_result(ranking: Ranking) -> "RankingResult":
     """The stored RankingResult (imports the ranking engine, hence torch)."""
     from pooling.engine.ranking import RankingResult
 
-    data = load_arrays(ranking.ranking_file)
-    return RankingResult(
-        topk_entities=data["topk_entities"],
-        topk_scores=data["topk_scores"],
-        targets=Ragged(data["target_offsets"], data["target_values"]),
-        greater=data["greater"],
-        ties=data["ties"],
-        num_candidates=data["num_candidates"],
-    )
+    return RankingResult.from_arrays(load_arrays(ranking.ranking_file))
 
 
 # ------------------------------------------------------------------------------------ pools

@@ -140,7 +140,7 @@ def build_pool_now(pool: Pool, *, force: bool = False, device: str | None = None
 
 def rank_pool_chunk(pool: Pool, system: System, index: int, *, device: str | None = None) -> bool:
     """Rank chunk ``index`` of the pool's questions with ``system``; True if computed, False if already done."""
-    from pooling.services.rankings import rank_rows, result_arrays
+    from pooling.services.rankings import rank_rows
 
     relative = chunk_file(pool, system, index)
     computed = False
@@ -148,7 +148,7 @@ def rank_pool_chunk(pool: Pool, system: System, index: int, *, device: str | Non
         sample = pool.sample
         start, stop = chunk_ranges(pool)[index]
         result = rank_rows(system, sample, sample_questions(sample), start, stop, k=pool.depth, device=device)
-        save_arrays(relative, **result_arrays(result))
+        save_arrays(relative, **result.to_arrays())
         computed = True
     PoolChunk.objects.get_or_create(pool=pool, system=system, index=index, defaults={"result_file": relative})
     Pool.objects.filter(pk=pool.pk).update(progress_done=PoolChunk.objects.filter(pool=pool).count())
@@ -164,7 +164,8 @@ def mark_pool_failed(pool: Pool | int, error: str) -> None:
 
 def merge_pool(pool: Pool, *, force: bool = False) -> Pool:
     """Turn the chunks' top-k lists into the pool's entries and provenance (one transaction, upsert)."""
-    from pooling.services.rankings import concat_results, result_from_arrays, save_ranking, stored_ranking
+    from pooling.engine.ranking import RankingResult
+    from pooling.services.rankings import concat_results, save_ranking, stored_ranking
 
     pool.refresh_from_db()
     if pool.status == Pool.Status.DONE and not force:
@@ -181,7 +182,7 @@ def merge_pool(pool: Pool, *, force: bool = False) -> Pool:
             relative = chunk_file(pool, system, index)
             if not storage_path(relative).exists():
                 raise PoolError(f"chunk {index} of system {system.name!r} is missing; build the pool again")
-            parts.append(result_from_arrays(load_arrays(relative)))
+            parts.append(RankingResult.from_arrays(load_arrays(relative)))
         result = concat_results(parts) if parts else None
         if result is None:
             continue

@@ -30,29 +30,6 @@ class RunImportError(Exception):
 
 
 # ------------------------------------------------------------------------------------ RankingResult helpers
-def result_arrays(result: "RankingResult") -> dict[str, np.ndarray]:
-    """The arrays of ``RankingResult.save`` (same names), for atomic writes with storage.save_arrays."""
-    return {
-        "topk_entities": result.topk_entities,
-        "topk_scores": result.topk_scores,
-        "target_offsets": result.targets.offsets,
-        "target_values": result.targets.values,
-        "greater": result.greater,
-        "ties": result.ties,
-        "num_candidates": result.num_candidates,
-    }
-
-
-def result_from_arrays(data: dict[str, np.ndarray]) -> "RankingResult":
-    from pooling.engine.ranking import RankingResult
-
-    return RankingResult(
-        topk_entities=data["topk_entities"], topk_scores=data["topk_scores"],
-        targets=Ragged(data["target_offsets"], data["target_values"]), greater=data["greater"], ties=data["ties"],
-        num_candidates=data["num_candidates"],
-    )
-
-
 def slice_result(result: "RankingResult", start: int, stop: int, k: int | None = None) -> "RankingResult":
     """Rows ``start:stop`` of a result, top-k cut to ``k`` columns (when given and smaller)."""
     from pooling.engine.ranking import RankingResult
@@ -145,7 +122,7 @@ def rank_rows(
 def save_ranking(system: System, sample: Sample, result: "RankingResult", *, filter_text: str = FILTER_ALL) -> Ranking:
     """Store ``result`` as the system's ranking on the sample (replacing an earlier one), file written atomically."""
     relative = f"rankings/{sample.pk}/{system.pk}-{system.name}.npz"
-    save_arrays(relative, **result_arrays(result))
+    save_arrays(relative, **result.to_arrays())
     ranking, _created = Ranking.objects.update_or_create(
         system=system, sample=sample,
         defaults={"k": result.k, "filter": filter_text, "ranking_file": relative, "mrr": result_mrr(result)},
@@ -251,7 +228,7 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
                         "description": description},
             )
             relative = f"rankings/{sample.pk}/{system.pk}-{system.name}.npz"
-            save_arrays(relative, **result_arrays(result))
+            save_arrays(relative, **result.to_arrays())
             Ranking.objects.create(system=system, sample=sample, k=result.k, filter=FILTER_ALL,
                                    ranking_file=relative, mrr=result_mrr(result))
     except BaseException:
