@@ -9,88 +9,88 @@ anything else fails the pool at once with the error text.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from celery import chord, shared_task
-from django.db import DatabaseError, InterfaceError, OperationalError
+from celery import Task, chord, shared_task
+from django.db import InterfaceError, OperationalError
 
 logger = logging.getLogger(__name__)
 
 TRANSIENT = (OperationalError, InterfaceError, OSError)
 MAX_RETRIES = 3
+T = TypeVar("T")
 
 
 def _retry_delay(retries: int) -> int:
     return min(60, 5 * 2**retries)
 
 
+def _run(task: Task, work: Callable[[], T], *, pool_id: int | None = None, context: str = "") -> T:
+    """Run a task's work: transient errors are retried with backoff through the broker (inline when the task
+    runs eagerly in-process, where there is no broker to re-queue through); when the task gives up, the pool
+    it belongs to (if any) is marked failed with the error."""
+    inline_attempts = 0
+    while True:
+        try:
+            return work()
+        except TRANSIENT as exc:
+            attempts = task.request.retries + inline_attempts
+            if attempts < task.max_retries:
+                if task.request.is_eager:
+                    inline_attempts += 1
+                    continue
+                raise task.retry(exc=exc, countdown=_retry_delay(attempts))
+            failure: Exception = exc
+        except Exception as exc:
+            failure = exc
+        if pool_id is not None:
+            from pooling.services.pools import mark_pool_failed
+
+            mark_pool_failed(pool_id, f"{context}: {type(failure).__name__}: {failure}")
+        raise failure
+
+
 @shared_task(bind=True, name="pooling.tasks.train_system", max_retries=MAX_RETRIES, acks_late=True)
-def train_system(self, system_id: int) -> int:
+def train_system(self: Task, system_id: int) -> int:
     """Train a pending system (services.systems.train_system)."""
     from pooling.models import System
     from pooling.services.systems import train_system as train_service
 
-    system = System.objects.get(pk=system_id)
-    try:
-        train_service(system)
-    except TRANSIENT as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
-        raise
+    _run(self, lambda: train_service(System.objects.get(pk=system_id)))
     return system_id
 
 
 @shared_task(bind=True, name="pooling.tasks.rank_system", max_retries=MAX_RETRIES, acks_late=True)
-def rank_system(self, system_id: int, sample_id: int, k: int = 100) -> int:
+def rank_system(self: Task, system_id: int, sample_id: int, k: int = 100) -> int:
     """Rank all questions of a sample with a trained system and store the Ranking; returns its id."""
     from pooling.models import Sample, System
     from pooling.services.rankings import rank_system as rank_service
 
-    try:
-        return rank_service(System.objects.get(pk=system_id), Sample.objects.get(pk=sample_id), k=k).pk
-    except TRANSIENT as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
-        raise
+    return _run(self, lambda: rank_service(System.objects.get(pk=system_id), Sample.objects.get(pk=sample_id), k=k).pk)
 
 
 @shared_task(bind=True, name="pooling.tasks.rank_pool_chunk", max_retries=MAX_RETRIES, acks_late=True)
-def rank_pool_chunk(self, pool_id: int, system_id: int, index: int) -> tuple[int, int, int]:
+def rank_pool_chunk(self: Task, pool_id: int, system_id: int, index: int) -> tuple[int, int, int]:
     """One ranking chunk of a pool build (GPU queue). Skips work already done."""
     from pooling.models import Pool, System
-    from pooling.services.pools import mark_pool_failed
     from pooling.services.pools import rank_pool_chunk as chunk_service
 
-    try:
+    def work() -> Any:
         pool = Pool.objects.select_related("sample__kg").get(pk=pool_id)
-        chunk_service(pool, System.objects.get(pk=system_id), index)
-    except TRANSIENT as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
-        mark_pool_failed(pool_id, f"chunk {index} of system {system_id}: {type(exc).__name__}: {exc}")
-        raise
-    except Exception as exc:
-        mark_pool_failed(pool_id, f"chunk {index} of system {system_id}: {type(exc).__name__}: {exc}")
-        raise
+        return chunk_service(pool, System.objects.get(pk=system_id), index)
+
+    _run(self, work, pool_id=pool_id, context=f"chunk {index} of system {system_id}")
     return pool_id, system_id, index
 
 
 @shared_task(bind=True, name="pooling.tasks.merge_pool", max_retries=MAX_RETRIES, acks_late=True)
-def merge_pool(self, _chunk_results: object, pool_id: int, force: bool = False) -> int:
+def merge_pool(self: Task, _chunk_results: object, pool_id: int, force: bool = False) -> int:
     """Chord callback: merge the chunks into pool entries (default queue); returns the number of entries."""
     from pooling.models import Pool
-    from pooling.services.pools import mark_pool_failed
     from pooling.services.pools import merge_pool as merge_service
 
-    try:
-        pool = merge_service(Pool.objects.get(pk=pool_id), force=force)
-    except TRANSIENT as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=_retry_delay(self.request.retries))
-        mark_pool_failed(pool_id, f"merge: {type(exc).__name__}: {exc}")
-        raise
-    except Exception as exc:
-        mark_pool_failed(pool_id, f"merge: {type(exc).__name__}: {exc}")
-        raise
+    pool = _run(self, lambda: merge_service(Pool.objects.get(pk=pool_id), force=force), pool_id=pool_id, context="merge")
     return pool.entries.count()
 
 

@@ -94,3 +94,40 @@ def test_crashed_chunk_then_retry_gives_no_duplicates(campaign, monkeypatch):
     assert pool_state(pool)[:2] == reference
     pairs = PoolEntry.objects.filter(pool=pool).values_list("head", "relation", "tail")
     assert len(pairs) == len(set(pairs))
+
+
+def test_transient_chunk_error_is_retried_and_permanent_error_fails_the_pool(campaign, monkeypatch, django_capture_on_commit_callbacks):
+    from django.db import OperationalError
+
+    from pooling.models import Pool
+    from pooling.services import rankings
+    from pooling.services.pools import create_pool, start_pool_build
+
+    sample, systems = campaign
+    real = rankings.rank_rows
+    calls = {"n": 0}
+
+    def drops_connection_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rankings, "rank_rows", drops_connection_once)
+    retried = create_pool(sample, systems, depth=4, name="retried", chunk_size=8)
+    with django_capture_on_commit_callbacks(execute=True):
+        start_pool_build(retried)
+    retried.refresh_from_db()
+    assert retried.status == Pool.Status.DONE, retried.error
+    assert calls["n"] == retried.progress_total + 1  # one chunk ran twice
+
+    def broken(*args, **kwargs):
+        raise ValueError("scores contain the wrong number of entities")
+
+    monkeypatch.setattr(rankings, "rank_rows", broken)
+    failed = create_pool(sample, systems, depth=4, name="failed", chunk_size=8)
+    with pytest.raises(ValueError), django_capture_on_commit_callbacks(execute=True):
+        start_pool_build(failed)
+    failed.refresh_from_db()
+    assert failed.status == Pool.Status.FAILED
+    assert any(failed.error.startswith(f"chunk 0 of system {system.pk}: ValueError: scores contain") for system in systems)
