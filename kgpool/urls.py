@@ -10,4 +10,5 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("evaluation/", include("evaluation.urls")),
+    path("", include("annotation.urls")),
 ]

@@ -7,4 +7,6 @@ from pooling.models import KnowledgeGraph
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "pooling/home.html", {"kgs": KnowledgeGraph.objects.all()})
+    from annotation.selectors.web import campaigns_for
+
+    return render(request, "pooling/home.html", {"kgs": KnowledgeGraph.objects.all(), "campaigns": campaigns_for(request.user)})

@@ -12,6 +12,15 @@ fi
 echo "== installing requirements-dev.txt"
 .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Chromium for the browser tests (Debian package)"
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "   not root or no apt-get: the browser tests will be skipped"
+  fi
+fi
+
 echo "== services"
 bash scripts/services.sh
 

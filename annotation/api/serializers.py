@@ -1,0 +1,119 @@
+"""Request and response shapes of the judging API (also the OpenAPI schema at /api/schema/)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class JudgmentIn(serializers.Serializer):
+    answer = serializers.CharField(max_length=5, help_text="Y or N (yes / no accepted)")
+    source_url = serializers.CharField(max_length=2000, help_text="On one of the campaign's verified domains")
+    quote = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    time_on_task_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=86_400_000)
+    request_id = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default="",
+        help_text="Idempotency key: repeat a request with the same id and one judgment is recorded "
+                  "(the next-item answer gives one per hand-out)",
+    )
+
+
+class AdjudicationIn(serializers.Serializer):
+    label = serializers.CharField(max_length=5, help_text="Y or N: the final label")
+    reason = serializers.CharField(max_length=5000)
+
+
+class EntityOut(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    types = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField()
+    wikidata_url = serializers.CharField()
+
+
+class RelationOut(serializers.Serializer):
+    key = serializers.CharField()
+    text = serializers.CharField()
+
+
+class OriginOut(serializers.Serializer):
+    head = serializers.CharField()
+    relation = serializers.CharField()
+    tail = serializers.CharField()
+    qid = serializers.CharField()
+    question = serializers.CharField()
+
+
+class ItemOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    question = serializers.CharField()
+    head = EntityOut()
+    relation = RelationOut()
+    tail = EntityOut()
+    origins = OriginOut(many=True)
+
+
+class HandoutOut(serializers.Serializer):
+    item = ItemOut(allow_null=True)
+    request_id = serializers.CharField(allow_blank=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    allowed_domains = serializers.ListField(child=serializers.CharField())
+    detail = serializers.CharField(required=False)
+
+
+class AnswerOut(serializers.Serializer):
+    annotator = serializers.CharField(help_text="A or B")
+    answer = serializers.CharField(help_text="Y or N")
+    source_url = serializers.CharField()
+    source_domain = serializers.CharField()
+    quote = serializers.CharField()
+
+
+class AdjudicationHandoutOut(serializers.Serializer):
+    item = ItemOut(allow_null=True)
+    answers = AnswerOut(many=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    detail = serializers.CharField(required=False)
+
+
+class JudgmentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField()
+    answer = serializers.CharField()
+    source_url = serializers.CharField()
+    source_domain = serializers.CharField()
+    quote = serializers.CharField()
+    time_on_task_ms = serializers.IntegerField(allow_null=True)
+    request_id = serializers.CharField()
+    given_at = serializers.DateTimeField()
+
+
+class AdjudicationOut(serializers.Serializer):
+    item = serializers.IntegerField()
+    label = serializers.CharField()
+    reason = serializers.CharField()
+    decided_at = serializers.DateTimeField()
+
+
+class ProgressOut(serializers.Serializer):
+    judged = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    adjudicated = serializers.IntegerField()
+    last_hour = serializers.IntegerField()
+    per_hour = serializers.FloatField()
+    campaign_total = serializers.IntegerField()
+    campaign_decided = serializers.IntegerField()
+    campaign_percent = serializers.FloatField()
+    campaign_last_hour = serializers.IntegerField()
+
+
+class CampaignOut(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    kg = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    manage = serializers.BooleanField()
+    allowed_domains = serializers.ListField(child=serializers.CharField())
+
+
+class ErrorOut(serializers.Serializer):
+    detail = serializers.CharField()

@@ -1,0 +1,17 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotation.api import views
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="annotation:api_schema"), name="api_docs"),
+    path("campaigns/", views.CampaignList.as_view(), name="api_campaigns"),
+    path("campaigns/<slug:name>/progress/", views.ProgressView.as_view(), name="api_progress"),
+    path("campaigns/<slug:name>/next-item/", views.NextItem.as_view(), name="api_next_item"),
+    path("campaigns/<slug:name>/items/<int:item_id>/", views.ItemDetail.as_view(), name="api_item"),
+    path("campaigns/<slug:name>/items/<int:item_id>/judgment/", views.SubmitJudgment.as_view(), name="api_judgment"),
+    path("campaigns/<slug:name>/items/<int:item_id>/skip/", views.Skip.as_view(), name="api_skip"),
+    path("campaigns/<slug:name>/next-adjudication/", views.NextAdjudication.as_view(), name="api_next_adjudication"),
+    path("campaigns/<slug:name>/items/<int:item_id>/adjudication/", views.Adjudicate.as_view(), name="api_adjudicate"),
+]

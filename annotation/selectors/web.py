@@ -1,0 +1,263 @@
+"""Reads for the judging web pages and the JSON API (issue 4): what one person may see of an item, their
+progress, the adjudication view, the manager's dashboard. Nothing here writes.
+
+Visibility rules (enforced here, used by pages and API alike):
+- an annotator sees an item only while they hold its open judging hand-out, and never another's answer;
+- an adjudicator sees both answers only of an item handed to them for adjudication (never one they judged);
+- campaign admins (role admin, superusers) and staff manage the campaign.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit, urlunsplit
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
+from annotation.selectors.campaigns import campaign_progress, user_roles
+from annotation.selectors.labels import FINAL_STATUSES
+from annotation.selectors.templates import item_question
+from pooling.models import Entity, PoolHit, Question, SampleTriple
+
+STATUS_ORDER = (
+    Item.Status.PENDING, Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT,
+    Item.Status.ADJUDICATED, Item.Status.AUTO_NEGATIVE, Item.Status.IMPORTED,
+)
+
+
+def can_manage(campaign: Campaign, user) -> bool:
+    """Campaign admins (role admin, superusers) and staff manage a campaign."""
+    return bool(getattr(user, "is_staff", False)) or Role.ADMIN in user_roles(campaign, user)
+
+
+def request_id_for(assignment: Assignment) -> str:
+    """The idempotency key of a hand-out: every submit of this hand-out (double click, retry) carries it."""
+    return f"assignment-{assignment.pk}"
+
+
+@dataclass(frozen=True)
+class EntityView:
+    key: str
+    name: str
+    description: str
+    types: list[str]
+    url: str
+    wikidata_url: str
+
+    @classmethod
+    def of(cls, entity: Entity) -> EntityView:
+        wikidata = f"https://www.wikidata.org/wiki/{entity.wikidata_id}" if entity.wikidata_id else ""
+        return cls(entity.key, entity.name or entity.key, entity.description, [str(t) for t in entity.types or []],
+                   entity.url, wikidata)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class OriginTriple:
+    """A sampled test triple whose question pooled the item, and that question."""
+
+    head: str
+    relation: str
+    tail: str
+    qid: str
+    question: str  # "(Jeremy Irons, nationality, ?)"
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ItemView:
+    """What a judge sees of an item: no status, no gold flag, no other judgment."""
+
+    id: int
+    question: str
+    head: EntityView
+    relation_key: str
+    relation_text: str
+    tail: EntityView
+    origins: list[OriginTriple] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id, "question": self.question, "head": self.head.as_dict(),
+            "relation": {"key": self.relation_key, "text": self.relation_text}, "tail": self.tail.as_dict(),
+            "origins": [o.as_dict() for o in self.origins],
+        }
+
+
+def _name(entity: Entity) -> str:
+    return entity.name or entity.key
+
+
+def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
+    """The sampled test triples behind the questions that pooled ``item``: the questions of its pool hits, or
+    (entries without hits, gold checks) the sample's questions the triple answers."""
+    sample_id = item.campaign.pool.sample_id
+    questions = Question.objects.none()
+    if item.entry_id is not None:
+        ids = PoolHit.objects.filter(entry_id=item.entry_id).values("question_id")
+        questions = Question.objects.filter(pk__in=ids)
+    if not questions.exists():
+        questions = Question.objects.filter(sample_id=sample_id, relation_id=item.relation_id).filter(
+            Q(side=Question.Side.TAIL, anchor_id=item.head_id) | Q(side=Question.Side.HEAD, anchor_id=item.tail_id)
+        )
+    rows: list[OriginTriple] = []
+    for question in questions.select_related("anchor", "relation").order_by("side", "position")[:limit]:
+        rel = question.relation.text or question.relation.key
+        anchor = _name(question.anchor)
+        asked = f"(?, {rel}, {anchor})" if question.side == Question.Side.HEAD else f"({anchor}, {rel}, ?)"
+        triples = SampleTriple.objects.filter(questions=question).select_related("head", "relation", "tail")
+        for triple in triples.order_by("position")[:limit]:
+            rows.append(OriginTriple(_name(triple.head), triple.relation.text or triple.relation.key,
+                                     _name(triple.tail), question.qid, asked))
+    return rows[:limit]
+
+
+def item_view(item: Item) -> ItemView:
+    item = Item.objects.select_related("head", "tail", "relation", "campaign__pool").get(pk=item.pk)
+    return ItemView(
+        item.pk, item_question(item), EntityView.of(item.head), item.relation.key, item.relation.text,
+        EntityView.of(item.tail), origin_triples(item),
+    )
+
+
+def open_handout(campaign: Campaign, user, item_id: int, kind: str = Assignment.Kind.JUDGE,
+                 *, now: datetime | None = None) -> Assignment | None:
+    """The user's open, unexpired hand-out of item ``item_id`` in the campaign (None: not theirs to see)."""
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(item_id=item_id, item__campaign=campaign, user=user, kind=kind,
+                                  state=Assignment.State.OPEN, expires_at__gt=now)
+        .select_related("item")
+        .first()
+    )
+
+
+def own_judgment(item_id: int, user) -> Judgment | None:
+    return Judgment.objects.filter(item_id=item_id, user=user).first()
+
+
+def adjudication_answers(item: Item) -> list[dict]:
+    """Both judgments of a conflict for its adjudicator (annotators as A, B: names are not needed to decide)."""
+    answers = []
+    for n, j in enumerate(Judgment.objects.filter(item=item).order_by("given_at", "pk")):
+        answers.append({
+            "annotator": chr(ord("A") + n), "answer": j.answer, "answer_display": j.get_answer_display(),
+            "source_url": j.source_url, "source_domain": j.source_domain, "quote": j.quote,
+        })
+    return answers
+
+
+def source_prefill(campaign: Campaign, user) -> str:
+    """The start of the user's last source URL in the campaign (scheme, host and first path segment, e.g.
+    ``https://en.wikipedia.org/wiki/``), to prefill the next source field; '' when none."""
+    last = Judgment.objects.filter(user=user, item__campaign=campaign).order_by("-given_at", "-pk").first()
+    if last is None:
+        return ""
+    parts = urlsplit(last.source_url)
+    segments = [s for s in parts.path.split("/") if s]
+    path = f"/{segments[0]}/" if len(segments) >= 2 else "/"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+@dataclass
+class Progress:
+    """One person's progress in a campaign and the campaign's overall progress."""
+
+    judged: int
+    skipped: int
+    adjudicated: int
+    last_hour: int  # the person's judgments in the last 60 minutes (= judgments per hour)
+    per_hour: float  # the person's rate over their judging span (first to last judgment, at least an hour)
+    campaign_total: int
+    campaign_decided: int
+    campaign_percent: float
+    campaign_last_hour: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progress:
+    now = now or timezone.now()
+    mine = Judgment.objects.filter(user=user, item__campaign=campaign)
+    span = mine.order_by("given_at").values_list("given_at", flat=True)
+    judged = mine.count()
+    per_hour = 0.0
+    if judged:
+        first = span.first()
+        hours = max((now - first).total_seconds() / 3600, 1.0)
+        per_hour = judged / hours
+    skipped = Assignment.objects.filter(user=user, item__campaign=campaign, kind=Assignment.Kind.JUDGE,
+                                        state=Assignment.State.SKIPPED).count()
+    adjudicated = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign).count()
+    hour_ago = now - timedelta(hours=1)
+    counts = campaign_progress(campaign)
+    decided = sum(counts[s] for s in FINAL_STATUSES)
+    total = counts["total"]
+    return Progress(
+        judged, skipped, adjudicated, mine.filter(given_at__gt=hour_ago).count(), round(per_hour, 1), total, decided,
+        round(100 * decided / total, 1) if total else 0.0,
+        Judgment.objects.filter(item__campaign=campaign, given_at__gt=hour_ago).count(),
+    )
+
+
+@dataclass(frozen=True)
+class CampaignRow:
+    campaign: Campaign
+    roles: list[str]
+    manage: bool
+
+
+def campaigns_for(user) -> list[CampaignRow]:
+    """The user's campaigns with their roles (staff and superusers: every campaign, to manage)."""
+    roles: dict[int, list[str]] = {}
+    for campaign_id, role in Membership.objects.filter(user=user).order_by("role").values_list("campaign_id", "role"):
+        roles.setdefault(campaign_id, []).append(role)
+    everything = getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
+    campaigns = Campaign.objects.select_related("pool__sample__kg").order_by("name")
+    if not everything:
+        campaigns = campaigns.filter(pk__in=list(roles))
+    rows = []
+    for campaign in campaigns:
+        mine = roles.get(campaign.pk, [])
+        manage = getattr(user, "is_staff", False) or getattr(user, "is_superuser", False) or Role.ADMIN in mine
+        rows.append(CampaignRow(campaign, mine, manage))
+    return rows
+
+
+def status_counts(campaign: Campaign) -> list[tuple[str, str, int]]:
+    """(status, label, count) in workflow order, gold checks apart."""
+    counts = campaign_progress(campaign)
+    labels = dict(Item.Status.choices)
+    return [(s, labels[s], counts[s]) for s in STATUS_ORDER]
+
+
+def member_rows(campaign: Campaign) -> list[dict]:
+    """Members with their roles and how much they did."""
+    judged = dict(
+        Judgment.objects.filter(item__campaign=campaign).values("user_id").annotate(n=Count("id")).values_list("user_id", "n")
+    )
+    adjudicated = dict(
+        Adjudication.objects.filter(item__campaign=campaign).values("adjudicator_id").annotate(n=Count("id"))
+        .values_list("adjudicator_id", "n")
+    )
+    rows: dict[int, dict] = {}
+    for m in Membership.objects.filter(campaign=campaign).select_related("user").order_by("user__username", "role"):
+        row = rows.setdefault(m.user_id, {"user": m.user, "roles": [], "judged": judged.get(m.user_id, 0),
+                                          "adjudicated": adjudicated.get(m.user_id, 0)})
+        row["roles"].append(m.role)
+    return list(rows.values())
+
+
+def relation_item_counts(campaign: Campaign) -> dict[int, int]:
+    """relation pk -> items of the campaign (gold apart)."""
+    return dict(
+        Item.objects.filter(campaign=campaign, is_gold=False).values("relation_id").annotate(n=Count("id"))
+        .values_list("relation_id", "n")
+    )

@@ -1,0 +1,55 @@
+/* Keyboard judging: Y / N choose, F or / focus the source, Enter submits, S skips, Esc leaves a field.
+   Measures the time on task (visible page time, added up over re-renders after an error). */
+(function () {
+  "use strict";
+  var form = document.getElementById("judge-form");
+  if (!form) return;
+  var choice = form.getAttribute("data-choice") || "answer";
+  var focusField = form.querySelector("[data-focus-key]");
+  var skip = document.getElementById("skip-form");
+  var timeField = form.querySelector("[name=time_on_task_ms]");
+  var base = timeField && timeField.value ? parseInt(timeField.value, 10) || 0 : 0;
+  var visibleSince = document.hidden ? null : performance.now();
+  var spent = 0;
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && visibleSince !== null) { spent += performance.now() - visibleSince; visibleSince = null; }
+    else if (!document.hidden && visibleSince === null) { visibleSince = performance.now(); }
+  });
+  function elapsed() { return base + Math.round(spent + (visibleSince === null ? 0 : performance.now() - visibleSince)); }
+  function typing(el) {
+    if (!el) return false;
+    var tag = el.tagName;
+    return (tag === "INPUT" && el.type !== "radio" && el.type !== "checkbox") || tag === "TEXTAREA" || el.isContentEditable;
+  }
+  function choose(value) {
+    var input = form.querySelector("input[name=" + choice + "][value=" + value + "]");
+    if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
+  }
+  function focusSource() {
+    if (!focusField) return;
+    focusField.focus();
+    var n = focusField.value.length;
+    try { focusField.setSelectionRange(n, n); } catch (e) { /* not a text input */ }
+  }
+  var sent = false;
+  function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    var active = document.activeElement;
+    if (typing(active)) { if (e.key === "Escape") active.blur(); return; }
+    var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (key === "y") { e.preventDefault(); choose("Y"); }
+    else if (key === "n") { e.preventDefault(); choose("N"); }
+    else if (key === "f" || key === "/") { e.preventDefault(); focusSource(); }
+    else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
+    else if (key === "Enter" && !(active && (active.tagName === "BUTTON" || active.tagName === "A"))) { e.preventDefault(); submit(); }
+  });
+  form.addEventListener("submit", function (e) {
+    if (sent) { e.preventDefault(); return; }   // a second click or Enter: the first request is on its way
+    if (timeField) timeField.value = elapsed();
+    sent = true;
+    var button = form.querySelector("button[type=submit]");
+    if (button) { button.disabled = true; button.textContent = "Saving…"; }
+  });
+  if (form.getAttribute("data-autofocus-error") === "1") focusSource();
+})();

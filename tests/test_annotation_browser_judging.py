@@ -1,0 +1,117 @@
+"""End to end in headless Chromium (Playwright): two annotators judge with the keyboard only, disagree on one
+item, an adjudicator resolves it in the browser; the final labels are checked in the database.
+
+Needs Debian's chromium (/usr/bin/chromium) and `pip install playwright==1.65.2` (no `playwright install`)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from annotation.models import Item, Judgment, Label
+from tests._annotation_web_support import PASSWORD, member, nationality_campaign
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOT = os.environ.get("KGPOOL_JUDGING_SCREENSHOT", "/tmp/judging.png")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing: apt-get install -y chromium"),
+]
+
+
+@pytest.fixture
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright==1.65.2")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def login(browser, live_server, username):
+    context = browser.new_context(viewport={"width": 1200, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_load_state()
+    return context, page
+
+
+def judge_by_keyboard(page, key: str, url: str, *, screenshot: str | None = None):
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press(key)  # y / n
+    page.keyboard.press("f")  # focus the source field
+    page.keyboard.press("Control+a")  # replace the prefill
+    page.keyboard.type(url)
+    if screenshot:
+        page.screenshot(path=screenshot, full_page=True)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, live_server, browser):
+    campaign = nationality_campaign(tmp_path, entries=2)
+    one = member(campaign, "one", "annotator")
+    member(campaign, "two", "annotator")
+    member(campaign, "boss", "adjudicator")
+    judge_url = f"{live_server.url}/campaigns/{campaign.name}/judge/"
+
+    context, page = login(browser, live_server, "one")
+    page.goto(judge_url)
+    assert "Is Jeremy Irons's nationality" in page.inner_text("#question")
+    judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons")
+    # the source field remembers the site; the mistyped domain is refused inline without losing the answer
+    page.wait_for_selector("#judge-form")
+    assert page.input_value("input[name=source_url]") == "https://en.wikipedia.org/wiki/"
+    judge_by_keyboard(page, "y", "https://example.com/irons")
+    assert "not a verified source" in page.inner_text(".has-error")
+    assert page.is_checked("input[name=answer][value=Y]")
+    page.keyboard.press("Control+a")  # the source field has the focus after the error
+    page.keyboard.type("https://en.wikipedia.org/wiki/Jeremy_Irons#Personal_life")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "Nothing left for you to judge" in page.inner_text("main")
+    context.close()
+    assert Judgment.objects.filter(user=one).count() == 2
+
+    context, page = login(browser, live_server, "two")
+    page.goto(judge_url)
+    first = int(page.get_attribute("#judge-form", "action").rstrip("/").split("/")[-1])
+    judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons", screenshot=SCREENSHOT)
+    page.wait_for_selector("#judge-form")
+    second = int(page.get_attribute("#judge-form", "action").rstrip("/").split("/")[-1])
+    judge_by_keyboard(page, "n", "https://www.imdb.com/name/nm0000460/bio/")
+    assert "Nothing left for you to judge" in page.inner_text("main")
+    context.close()
+
+    assert Item.objects.get(pk=first).status == Item.Status.AGREED
+    assert Item.objects.get(pk=second).status == Item.Status.CONFLICT
+    assert all(j.time_on_task_ms and j.time_on_task_ms > 0 for j in Judgment.objects.all())
+
+    context, page = login(browser, live_server, "boss")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/adjudicate/")
+    page.wait_for_selector("#judge-form")
+    answers = page.inner_text(".answers")
+    assert "imdb.com/name/nm0000460" in answers and "wikipedia.org/wiki/Jeremy_Irons" in answers
+    page.keyboard.press("y")
+    page.keyboard.press("f")
+    page.keyboard.type("Wikipedia: British citizen; IMDb bio is silent")
+    page.keyboard.press("Escape")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "No conflict for you to adjudicate" in page.inner_text("main")
+    context.close()
+
+    labels = dict(Item.objects.filter(campaign=campaign).values_list("pk", "label"))
+    assert labels == {first: Label.YES, second: Label.YES}
+    decided = Item.objects.get(pk=second)
+    assert decided.status == Item.Status.ADJUDICATED and decided.adjudication.adjudicator.username == "boss"
+    assert os.path.getsize(SCREENSHOT) > 10_000
