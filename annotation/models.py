@@ -44,6 +44,9 @@ class Campaign(models.Model):
     rushed_factor = models.FloatField(
         default=0.25, help_text="A judgment faster than this factor x the campaign's median time on task is flagged rushed"
     )
+    gold_threshold = models.FloatField(
+        default=0.8, help_text="Annotators whose accuracy on gold checks is under this share are listed in a warning"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="campaigns")
 
@@ -112,6 +115,10 @@ class Item(models.Model):
     is_gold = models.BooleanField(default=False)
     gold_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
     flags = models.JSONField(default=list, blank=True, help_text="Consistency flags that routed the item to adjudication")
+    reused_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The item of an earlier campaign whose final label this one reuses (origin reused)",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -212,6 +219,27 @@ class ExpertReview(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "expert"], name="expert_review_once")]
+
+
+class AuditItem(models.Model):
+    """One item of a campaign's expert-audit sample (SPEC 4.2), drawn stratified by final label. The final
+    label and its origin are kept as they were when drawn, so the audit report does not move if expert labels
+    are later applied."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="audit_items")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="audit")
+    position = models.PositiveIntegerField(help_text="Order in which experts are served the sample (shuffled)")
+    final_label = models.CharField(max_length=1, choices=Label.choices)
+    final_origin = models.CharField(max_length=40, help_text="Origin of the final label when drawn, e.g. rule:type")
+    seed = models.IntegerField(default=0)
+    drawn_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["campaign", "position"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "position"], name="audit_item_position")]
+
+    def __str__(self) -> str:
+        return f"audit #{self.position} item {self.item_id} ({self.final_label})"
 
 
 class QuestionTemplate(models.Model):

@@ -32,7 +32,8 @@ def table_counts(database: Path) -> dict[str, int]:
     with sqlite3.connect(database) as connection:
         return {
             table: connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            for table in ("pooling_knowledgegraph", "pooling_system", "pooling_sample", "pooling_pool", "pooling_poolentry")
+            for table in ("pooling_knowledgegraph", "pooling_system", "pooling_sample", "pooling_pool", "pooling_poolentry",
+                          "annotation_campaign", "annotation_item", "annotation_membership")
         }
 
 
@@ -48,9 +49,12 @@ def test_quickstart_sets_up_and_is_rerunnable(tmp_path):
     entries = int(re.search(r"(\d+) candidate triples to judge", first.stdout).group(1))
     counts = table_counts(database)
     assert counts == {"pooling_knowledgegraph": 1, "pooling_system": 3, "pooling_sample": 1, "pooling_pool": 1,
-                      "pooling_poolentry": entries}
+                      "pooling_poolentry": entries, "annotation_campaign": 1, "annotation_item": entries,
+                      "annotation_membership": 4}
     assert entries > 1000
     assert re.search(r"^\s+admin\s+\S{8,}$", first.stdout, re.M)
+    auto, to_judge = map(int, re.search(r"umls-demo: (\d+) auto-negative \(trivial filters\), (\d+) for people", first.stdout).groups())
+    assert auto + to_judge == entries and to_judge > 0
     assert "triples" in first.stderr  # progress bars go to stderr
 
     second = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)
@@ -77,7 +81,7 @@ def test_quickstart_serves_the_site_and_the_printed_login_works(tmp_path):
                 break
         text = "".join(output)
         assert f"Serving kgpool at http://127.0.0.1:{port}/" in text, text
-        password = re.search(r"^\s+admin\s+(\S+)$", text, re.M).group(1)
+        password = re.search(r"^\s+annotator1\s+(\S+)$", text, re.M).group(1)
 
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         base = f"http://127.0.0.1:{port}"
@@ -88,11 +92,15 @@ def test_quickstart_serves_the_site_and_the_printed_login_works(tmp_path):
             except OSError:
                 time.sleep(0.2)
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-        form = urllib.parse.urlencode({"username": "admin", "password": password, "csrfmiddlewaretoken": token, "next": "/"})
+        form = urllib.parse.urlencode({"username": "annotator1", "password": password, "csrfmiddlewaretoken": token,
+                                       "next": "/campaigns/umls-demo/judge/"})
         request = urllib.request.Request(f"{base}/login/", data=form.encode(), headers={"Referer": f"{base}/login/"})
-        home = opener.open(request, timeout=10).read().decode()
-        assert "Knowledge graphs" in home and "umls" in home
-        assert "Log out" in home
+        judging = opener.open(request, timeout=30)  # login, then the next item is handed out
+        page = judging.read().decode()
+        assert re.search(r"/campaigns/umls-demo/judge/\d+/$", judging.geturl()), judging.geturl()
+        assert "Your answer" in page and "Log out" in page
+        question = re.search(r'<div class="question" id="question">\s*(\S.+?\?)\s*</div>', page, re.S)
+        assert question, "the judging page shows the question as a yes/no sentence"
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -124,3 +124,87 @@ def wilson_interval(successes: int, total: int, z: float = 1.959964) -> Interval
     centre = (p + z * z / (2 * total)) / denom
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
     return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Two raters, yes/no: every statistic from the 2x2 table, vectorised so that a bootstrap over items is a
+# multinomial resample of the table (issue 8: agreement that suits lopsided yes/no data).
+
+TABLE_STATISTICS = ("percent", "kappa", "ac1", "alpha")
+
+
+@dataclass(frozen=True)
+class Table:
+    """Counts of items by (rater 1, rater 2) answer: yy, yn (rater 1 Y, rater 2 N), ny, nn."""
+
+    yy: int
+    yn: int
+    ny: int
+    nn: int
+
+    @property
+    def n(self) -> int:
+        return self.yy + self.yn + self.ny + self.nn
+
+
+def table_from_pairs(pairs: Sequence[Pair], yes: Hashable = "Y") -> Table:
+    counts = Counter((a == yes, b == yes) for a, b in pairs)
+    return Table(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)])
+
+
+def table_statistics(yy, yn, ny, nn) -> dict[str, object]:
+    """Percent agreement, Cohen's kappa, Gwet's AC1 (q = 2) and Krippendorff's alpha (nominal, two values per
+    item) of 2x2 tables; scalars or numpy arrays of counts (one table per position). nan where undefined.
+
+    With n items, a = yy, d = nn: p_o = (a + d) / n; kappa: p_e = p1 p2 + (1 - p1)(1 - p2) with each rater's
+    Y share; AC1: p_e = 2 pi (1 - pi) with pi the mean Y share; alpha = 1 - (2n - 1)(yn + ny) / (n_Y n_N)
+    with n_Y = 2 yy + yn + ny and n_N = 2 nn + yn + ny the values of each category.
+    """
+    import numpy as np
+
+    yy, yn, ny, nn = (np.asarray(x, dtype=float) for x in (yy, yn, ny, nn))
+    n = yy + yn + ny + nn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        po = (yy + nn) / n
+        p1, p2 = (yy + yn) / n, (yy + ny) / n
+        pe_kappa = p1 * p2 + (1 - p1) * (1 - p2)
+        kappa = np.where(np.isclose(pe_kappa, 1.0), np.nan, (po - pe_kappa) / (1 - pe_kappa))
+        pi = (p1 + p2) / 2
+        pe_ac1 = 2 * pi * (1 - pi)
+        ac1 = np.where(np.isclose(pe_ac1, 1.0), np.nan, (po - pe_ac1) / (1 - pe_ac1))
+        n_yes, n_no = 2 * yy + yn + ny, 2 * nn + yn + ny
+        expected = n_yes * n_no
+        alpha = np.where(expected == 0, np.nan, 1 - (2 * n - 1) * (yn + ny) / expected)
+    po = np.where(n == 0, np.nan, po)
+    kappa, ac1, alpha = (np.where(n == 0, np.nan, x) for x in (kappa, ac1, alpha))
+    result = {"percent": po, "kappa": kappa, "ac1": ac1, "alpha": alpha}
+    if po.ndim == 0:
+        return {k: float(v) for k, v in result.items()}
+    return result
+
+
+def table_intervals(
+    table: Table, *, samples: int = 1000, level: float = 0.95, seed: int = 0
+) -> dict[str, Interval]:
+    """Each of :data:`TABLE_STATISTICS` with a percentile bootstrap interval: items resampled with replacement
+    (a multinomial draw of the table, ``seed``ed); resamples where a statistic is undefined are dropped."""
+    import numpy as np
+
+    estimates = table_statistics(table.yy, table.yn, table.ny, table.nn)
+    n = table.n
+    if n == 0:
+        return {name: Interval(NAN, NAN, NAN) for name in TABLE_STATISTICS}
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(n, np.array([table.yy, table.yn, table.ny, table.nn], dtype=float) / n, size=samples)
+    drawn = table_statistics(counts[:, 0], counts[:, 1], counts[:, 2], counts[:, 3])
+    tail = (1 - level) / 2
+    result = {}
+    for name in TABLE_STATISTICS:
+        values = np.sort(drawn[name][~np.isnan(drawn[name])])
+        if not len(values):
+            result[name] = Interval(estimates[name], NAN, NAN)
+            continue
+        low = values[min(len(values) - 1, max(0, int(math.floor(tail * len(values)))))]
+        high = values[min(len(values) - 1, max(0, int(math.ceil((1 - tail) * len(values))) - 1))]
+        result[name] = Interval(estimates[name], float(low), float(high))
+    return result

@@ -24,9 +24,12 @@ def create_campaign(
     gold_rate: float = 0.05,
     rushed_factor: float = 0.25,
     seed: int = 0,
+    reuse: bool = True,
 ) -> Campaign:
     """A campaign over ``pool``: one pending item per pool entry (queue order shuffled with ``seed``) and the
-    KG's default question templates (generated where missing)."""
+    KG's default question templates (generated where missing). With ``reuse`` every triple already labelled in
+    an earlier campaign on the same KG takes over that label (origin reused, ``services/reuse.py``);
+    ``annotation.services.reuse.reused_count(campaign)`` tells how many."""
     if Campaign.objects.filter(name=name).exists():
         raise AnnotationError(f"a campaign named {name!r} already exists")
     if not 0 <= gold_rate < 1:
@@ -47,6 +50,10 @@ def create_campaign(
             batch_size=ITEM_BATCH,
         )
         ensure_default_templates(pool.sample.kg)
+        if reuse:
+            from annotation.services.reuse import reuse_labels
+
+            reuse_labels(campaign)
     return campaign
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Role
@@ -71,7 +72,8 @@ def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assig
 
     Their own open hand-out comes back first. Otherwise the queue is: items still needing judgments that the
     user was never handed, partly judged items first (to finish them), then the campaign's shuffled order.
-    Gold checks sit in the same queue and look like any other item.
+    Gold checks sit in the same queue and look like any other item; each is handed to every annotator once
+    (no ``judgments_per_item`` cap) and ranks among the untouched items by its ``queue_key``.
     """
     if not has_role(campaign, user, Role.ANNOTATOR):
         raise NotAllowed(f"{user} is not an annotator of campaign {campaign.name}")
@@ -86,14 +88,16 @@ def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assig
                     return own
                 seen = Assignment.objects.filter(user=user, item__campaign=campaign).values("item_id")
                 candidates = (
-                    Item.objects.filter(campaign=campaign, status__in=QUEUE_STATUSES, num_active__lt=limit)
+                    Item.objects.filter(campaign=campaign, status__in=QUEUE_STATUSES)
+                    .filter(Q(num_active__lt=limit) | Q(is_gold=True))
                     .exclude(pk__in=seen)
-                    .order_by("-num_active", "queue_key", "pk")
+                    .annotate(busy=Case(When(is_gold=True, then=Value(0)), default=F("num_active"), output_field=IntegerField()))
+                    .order_by("-busy", "queue_key", "pk")
                 )
                 item = lock_skipping(candidates).first()
                 if item is None:
                     return None
-                if item.num_active >= limit:  # changed under us before the lock: look again
+                if not item.is_gold and item.num_active >= limit:  # changed under us before the lock: look again
                     continue
                 assignment = Assignment.objects.create(
                     item=item, user=user, kind=Assignment.Kind.JUDGE, handed_out_at=now,

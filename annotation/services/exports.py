@@ -7,8 +7,9 @@ from typing import TextIO
 
 from annotation.models import Campaign, Label
 from annotation.selectors.labels import completed_labels, completed_questions, label_provenance
+from annotation.selectors.quality import origin_name
 
-FORMATS = ("labels", "positives", "questions", "qrels", "jsonl", "csv")
+FORMATS = ("labels", "positives", "questions", "qrels", "jsonl", "csv", "labels-origin", "qrels-annotator")
 
 CSV_COLUMNS = [
     "head", "relation", "tail", "head_name", "tail_name", "label", "status", "origin", "rule", "depth", "systems",
@@ -16,19 +17,43 @@ CSV_COLUMNS = [
     "judgment_1_given_at", "judgment_1_time_on_task_ms", "judgment_2_annotator", "judgment_2_answer",
     "judgment_2_source_url", "judgment_2_quote", "judgment_2_given_at", "judgment_2_time_on_task_ms",
     "adjudicator", "adjudication_label", "adjudication_reason", "flags",
+    # added with issue 8 (appended so that existing readers keep their columns)
+    "judgment_1_source_domain", "judgment_2_source_domain", "label_origin",
 ]
 
 
-def export_judgments(campaign: Campaign, fmt: str, out: TextIO) -> int:
+def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=None) -> int:
     """Write the campaign in ``fmt`` to ``out``; returns the number of records (lines, rows) written.
 
     labels: ``h<TAB>r<TAB>t<TAB>Y|N`` (completed set: sampled test triples Y + every finally labelled pool
     triple); positives: ``h<TAB>r<TAB>t`` of the Y triples; questions: ``qid<TAB>entity<TAB>relation`` of the
-    completed set's questions; qrels: ``qid 0 entity rel`` (TREC); jsonl / csv: one record per triple with full
-    provenance.
+    completed set's questions; qrels: ``qid 0 entity rel`` (TREC) of the final (adjudicated) labels; jsonl / csv:
+    one record per triple with full provenance (both judgments with their evidence: source URL, domain, quote,
+    time given); labels-origin: ``h<TAB>r<TAB>t<TAB>Y|N<TAB>origin`` (the completed set with where each label
+    came from: unanimous, adjudicated, rule:<rule>, expert, reused, imported, test); qrels-annotator: the
+    qrels of ``annotator``'s own answers (qids as in the final qrels, see
+    ``annotation.selectors.quality.annotator_qrels``).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if fmt == "labels-origin":
+        from annotation.selectors.quality import labels_with_origin
+
+        count = 0
+        for h, r, t, label, origin in labels_with_origin(campaign):
+            out.write(f"{h}\t{r}\t{t}\t{label}\t{origin}\n")
+            count += 1
+        return count
+    if fmt == "qrels-annotator":
+        from annotation.selectors.quality import annotator_qrels
+
+        if annotator is None:
+            raise ValueError("the qrels-annotator format needs an annotator")
+        count = 0
+        for qid, entity, rel in annotator_qrels(campaign, annotator):
+            out.write(f"{qid} 0 {entity} {rel}\n")
+            count += 1
+        return count
     count = 0
     if fmt in ("labels", "positives"):
         for triple in completed_labels(campaign):
@@ -60,8 +85,9 @@ def export_judgments(campaign: Campaign, fmt: str, out: TextIO) -> int:
             row.update(label=record.label or "", depth="" if record.depth is None else record.depth,
                        systems=";".join(record.systems), questions=";".join(record.questions),
                        flags=";".join(record.flags))
+            row["label_origin"] = origin_name(record.origin, record.rule) if record.label else ""
             for n, judgment in enumerate(record.judgments[:2], start=1):
-                for field in ("annotator", "answer", "source_url", "quote", "given_at", "time_on_task_ms"):
+                for field in ("annotator", "answer", "source_url", "source_domain", "quote", "given_at", "time_on_task_ms"):
                     row[f"judgment_{n}_{field}"] = judgment[field]
             if record.adjudication:
                 row.update(adjudicator=record.adjudication["adjudicator"],

@@ -40,7 +40,9 @@ def submit_judgment(
     judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its expired hand-out went
     back to the queue), AlreadyJudged (a different answer for an item already judged), InvalidSource.
     With the last judgment the item is decided: the same answer -> agreed (origin unanimous); different
-    answers -> conflict (adjudication queue).
+    answers -> conflict (adjudication queue); an item carrying a consistency flag goes to adjudication even
+    when the answers agree. After the write the judgment is checked for consistency (issue 8,
+    ``services/consistency.check_judgment``): contradicting items are flagged and routed to adjudication.
     """
     now = now or timezone.now()
     answer = parse_answer(answer)
@@ -79,15 +81,21 @@ def submit_judgment(
         assignment.closed_at = now
         assignment.save(update_fields=["state", "closed_at"])
         locked.num_judgments += 1
-        if locked.num_judgments >= campaign.judgments_per_item and locked.status in (
+        # Gold checks are never decided: every annotator answers them and they are scored against gold_answer.
+        if not locked.is_gold and locked.num_judgments >= campaign.judgments_per_item and locked.status in (
             Item.Status.PENDING, Item.Status.IN_PROGRESS
         ):
             answers = set(Judgment.objects.filter(item=locked).values_list("answer", flat=True))
-            if len(answers) == 1:
+            if len(answers) == 1 and not locked.flags:
                 locked.status = Item.Status.AGREED
                 locked.label = answer
                 locked.label_origin = Item.Origin.UNANIMOUS
             else:
                 locked.status = Item.Status.CONFLICT
         locked.save(update_fields=["num_judgments", "status", "label", "label_origin", "updated_at"])
+    if not locked.is_gold:
+        # Outside the item's transaction: the check locks each item it flags in turn (one lock at a time).
+        from annotation.services.consistency import check_judgment
+
+        check_judgment(judgment)
     return judgment

@@ -20,6 +20,8 @@ DEMO_ACCOUNTS = (("admin", True), ("annotator1", False), ("annotator2", False), 
 DEMO_SYSTEMS = ("transe", "distmult", "complex")
 DEMO_TRAINING = dict(dim=64, epochs=30, lr=0.01, batch_size=256, seed=0, device="cpu", num_threads=1)
 DEMO_SAMPLE_SIZE, DEMO_SEED, DEMO_DEPTH = 200, 42, 10
+DEMO_CAMPAIGN = "umls-demo"
+DEMO_ROLES = (("admin", "admin"), ("annotator1", "annotator"), ("annotator2", "annotator"), ("adjudicator", "adjudicator"))
 
 
 class Command(BaseCommand):
@@ -39,7 +41,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.MIGRATE_HEADING(f"[{number}/{total}] {text}"))
 
     def handle(self, *args: object, **options: object) -> None:
-        total = 7
+        total = 8
         engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         self.step(1, total, f"Database ({engine}) and migrations")
         call_command("migrate", verbosity=0, interactive=False)
@@ -78,11 +80,20 @@ class Command(BaseCommand):
         for username, password in credentials:
             self.stdout.write(f"  {username:<12} {password}")
 
+        self.step(8, total, "Judging campaign: trivial filters, question templates, roles")
+        campaign, progress = self.demo_campaign(pool)
+        self.stdout.write(
+            f"  {campaign.name}: {progress['auto_negative']} auto-negative (trivial filters), "
+            f"{progress['total'] - progress['auto_negative']} for people to judge"
+        )
+
         url = f"http://{options['addr']}/"
         if options["no_serve"]:
             self.stdout.write(self.style.SUCCESS(f"Ready. Start the site with: python manage.py runserver {options['addr']}"))
             return
-        self.stdout.write(self.style.SUCCESS(f"Serving kgpool at {url} (admin at {url}admin/); Ctrl-C stops it."))
+        self.stdout.write(self.style.SUCCESS(
+            f"Serving kgpool at {url} (judging at {url}campaigns/, admin at {url}admin/); Ctrl-C stops it."
+        ))
         call_command("runserver", options["addr"], use_reloader=False, insecure_serving=True)
 
     def trained_system(self, kg: KnowledgeGraph, architecture: str) -> System:
@@ -111,6 +122,23 @@ class Command(BaseCommand):
             build_pool_now(pool, progress=progress)
         pool.refresh_from_db()
         return pool
+
+    def demo_campaign(self, pool: Pool) -> tuple["Campaign", dict[str, int]]:
+        from annotation.models import Campaign
+        from annotation.selectors.campaigns import campaign_progress
+        from annotation.services.campaigns import add_member, create_campaign
+        from annotation.services.filtering import apply_filter
+        from annotation.services.templates import ensure_default_templates
+
+        campaign = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
+        if campaign is None:
+            ensure_default_templates(pool.sample.kg)
+            campaign = create_campaign(DEMO_CAMPAIGN, pool, description="Demo campaign made by the quickstart")
+            apply_filter(campaign, ["type", "cardinality"])
+        User = get_user_model()
+        for username, role in DEMO_ROLES:
+            add_member(campaign, User.objects.get(username=username), role)
+        return campaign, campaign_progress(campaign)
 
     def reset_demo_accounts(self) -> list[tuple[str, str]]:
         User = get_user_model()

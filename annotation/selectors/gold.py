@@ -1,0 +1,67 @@
+"""Reads: annotators' accuracy on gold checks (issue 8), with Wilson 95% intervals and the admin warning list."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+
+from annotation.lib.agreement import Interval, wilson_interval
+from annotation.models import Campaign, Item, Judgment, Label
+
+
+@dataclass(frozen=True)
+class GoldAccuracy:
+    user_id: int
+    username: str
+    correct: int
+    total: int
+    accuracy: Interval  # estimate with a Wilson 95% interval (nan when no gold check answered)
+    missed_yes: int  # gold Y answered N
+    missed_no: int  # gold N answered Y
+
+    def below(self, threshold: float) -> bool:
+        return self.total > 0 and self.accuracy.estimate < threshold
+
+
+def gold_accuracy_by_annotator(campaign: Campaign) -> list[GoldAccuracy]:
+    """Every annotator who answered gold checks, by username."""
+    tally: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for user_id, answer, gold in Judgment.objects.filter(item__campaign=campaign, item__is_gold=True).values_list(
+        "user_id", "answer", "item__gold_answer"
+    ):
+        row = tally[user_id]
+        row[0] += answer == gold
+        row[1] += 1
+        row[2] += gold == Label.YES and answer != gold
+        row[3] += gold == Label.NO and answer != gold
+    names = dict(get_user_model().objects.filter(pk__in=list(tally)).values_list("pk", "username"))
+    rows = [
+        GoldAccuracy(user, names.get(user, str(user)), right, total, wilson_interval(right, total), my, mn)
+        for user, (right, total, my, mn) in tally.items()
+    ]
+    return sorted(rows, key=lambda r: r.username)
+
+
+def gold_warnings(campaign: Campaign, threshold: float | None = None) -> list[GoldAccuracy]:
+    """Annotators whose gold accuracy is under ``threshold`` (default: the campaign's ``gold_threshold``),
+    lowest first. Check ``accuracy.high < threshold`` to tell a clear case from a small-sample one."""
+    threshold = campaign.gold_threshold if threshold is None else threshold
+    rows = [row for row in gold_accuracy_by_annotator(campaign) if row.below(threshold)]
+    return sorted(rows, key=lambda r: (r.accuracy.estimate, r.username))
+
+
+@dataclass(frozen=True)
+class GoldSummary:
+    items: int
+    yes: int
+    no: int
+    judgments: int
+
+
+def gold_summary(campaign: Campaign) -> GoldSummary:
+    gold = Item.objects.filter(campaign=campaign, is_gold=True)
+    return GoldSummary(
+        gold.count(), gold.filter(gold_answer=Label.YES).count(), gold.filter(gold_answer=Label.NO).count(),
+        Judgment.objects.filter(item__campaign=campaign, item__is_gold=True).count(),
+    )

@@ -1,0 +1,291 @@
+"""Reads: judging quality (issue 8): agreement with bootstrap intervals by group, rushed answers, the evidence
+an adjudicator compares, label origins."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from statistics import median
+
+from django.contrib.auth import get_user_model
+
+from annotation.lib.agreement import Interval, Table, table_intervals
+from annotation.models import Adjudication, Campaign, Item, Judgment, Label
+from annotation.selectors.filtering import kg_categories
+from pooling.models import PoolHit
+
+# ---------------------------------------------------------------------------------------------------------
+# Label origin
+
+def origin_name(origin: str, rule: str = "") -> str:
+    """The origin of a final label as exported: unanimous, adjudicated, rule:<rule(s)>, expert, reused,
+    imported (``reused`` keeps the rule of a reused rule label: reused:rule:type)."""
+    if origin == Item.Origin.RULE:
+        return f"rule:{rule}" if rule else "rule"
+    if origin == Item.Origin.REUSED and rule:
+        return f"reused:rule:{rule}"
+    return origin
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Agreement with confidence intervals
+
+CI_GROUPINGS = ("overall", "relation", "category", "depth", "system", "domain")
+# Items whose label people gave in this campaign (rule, imported and reused labels have no judgments here).
+HUMAN_STATUSES = (Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT, Item.Status.ADJUDICATED)
+
+
+@dataclass(frozen=True)
+class AgreementCI:
+    group: str
+    items: int  # items with two judgments
+    table: Table  # (first judgment, second judgment) counts
+    percent: Interval
+    kappa: Interval
+    ac1: Interval
+    alpha: Interval
+
+
+def judgment_pairs(campaign: Campaign) -> dict[int, tuple[tuple[str, str], tuple[str, str]]]:
+    """item pk -> ((answer, domain) of the first judgment, of the second), for human-judged non-gold items
+    with two judgments (rule labels, imported and reused labels, gold checks left out)."""
+    by_item: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    rows = (
+        Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, item__status__in=HUMAN_STATUSES)
+        .exclude(item__label_origin__in=(Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED))
+        .order_by("item_id", "given_at", "pk")
+        .values_list("item_id", "answer", "source_domain")
+    )
+    for item_id, answer, domain in rows.iterator(chunk_size=5000):
+        by_item[item_id].append((answer, domain))
+    return {pk: (j[0], j[1]) for pk, j in by_item.items() if len(j) >= 2}
+
+
+def agreement_with_ci(
+    campaign: Campaign, by: str = "overall", *, samples: int = 1000, level: float = 0.95, seed: int = 0
+) -> list[AgreementCI]:
+    """Percent agreement, Cohen's kappa, Gwet's AC1 and Krippendorff's alpha, each with a percentile bootstrap
+    interval (items resampled, ``seed``ed), overall or by relation, relation category (1-1 ...), pool depth,
+    contributing system (an item counts for every system that pooled it) or source domain (an item counts for
+    each distinct domain its two judgments cite). Rater 1 is the first judgment given."""
+    if by not in CI_GROUPINGS:
+        raise ValueError(f"unknown grouping {by!r}; one of {', '.join(CI_GROUPINGS)}")
+    pairs = judgment_pairs(campaign)
+    keys: dict[int, list[str]] = {}
+    if by == "overall":
+        keys = {pk: ["all"] for pk in pairs}
+    elif by in ("relation", "category", "depth", "system"):
+        info = {}
+        for start in range(0, len(pairs), 5000):
+            chunk = list(pairs)[start:start + 5000]
+            info.update({
+                pk: (rel_key, rel_index, depth, entry_id)
+                for pk, rel_key, rel_index, depth, entry_id in Item.objects.filter(pk__in=chunk).values_list(
+                    "pk", "relation__key", "relation__index", "entry__depth", "entry_id"
+                )
+            })
+        if by == "relation":
+            keys = {pk: [info[pk][0]] for pk in pairs}
+        elif by == "category":
+            categories = kg_categories(campaign.pool.sample.kg)
+            keys = {pk: [str(categories[info[pk][1]])] for pk in pairs}
+        elif by == "depth":
+            keys = {pk: ["unknown" if info[pk][2] is None else str(info[pk][2])] for pk in pairs}
+        else:
+            systems: dict[int, set[str]] = defaultdict(set)
+            for entry_id, name in PoolHit.objects.filter(entry__pool=campaign.pool_id).values_list("entry_id", "system__name"):
+                systems[entry_id].add(name or "unknown")
+            keys = {pk: sorted(systems.get(info[pk][3]) or {"unknown"}) for pk in pairs}
+    else:
+        keys = {pk: sorted({first[1], second[1]}) for pk, (first, second) in pairs.items()}
+    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for pk, ((a, _d1), (b, _d2)) in pairs.items():
+        cell = (0 if a == Label.YES else 2) + (0 if b == Label.YES else 1)
+        for key in keys[pk]:
+            groups[key][cell] += 1
+    rows = []
+    for key in sorted(groups, key=_group_order):
+        table = Table(*groups[key])
+        stats = table_intervals(table, samples=samples, level=level, seed=seed)
+        rows.append(AgreementCI(key, table.n, table, stats["percent"], stats["kappa"], stats["ac1"], stats["alpha"]))
+    return rows
+
+
+def _group_order(key: str):
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Rushed answers
+
+@dataclass(frozen=True)
+class RushedJudgment:
+    judgment_id: int
+    item_id: int
+    user_id: int
+    username: str
+    time_on_task_ms: int
+
+
+@dataclass(frozen=True)
+class AnnotatorPace:
+    user_id: int
+    username: str
+    judgments: int
+    median_ms: float
+    ratio: float  # the annotator's median / the campaign's median
+    rushed: int  # of their judgments under the limit
+    flagged: bool  # median under rushed_factor x the campaign's median
+
+
+@dataclass
+class RushedReport:
+    factor: float
+    median_ms: float | None  # campaign median time on task (every judgment with a time, gold checks included)
+    limit_ms: float | None  # factor x median: faster judgments are flagged
+    judgments: list[RushedJudgment] = field(default_factory=list)
+    annotators: list[AnnotatorPace] = field(default_factory=list)  # everyone with timed judgments, slowest ratio last
+
+    @property
+    def flagged_annotators(self) -> list[AnnotatorPace]:
+        return [a for a in self.annotators if a.flagged]
+
+
+def rushed_report(campaign: Campaign, factor: float | None = None) -> RushedReport:
+    """Judgments faster than ``factor`` (default the campaign's ``rushed_factor``) x the campaign's median time
+    on task, and annotators whose own median is under that same share of the campaign's median."""
+    factor = campaign.rushed_factor if factor is None else factor
+    rows = list(
+        Judgment.objects.filter(item__campaign=campaign).exclude(time_on_task_ms=None)
+        .order_by("pk").values_list("pk", "item_id", "user_id", "time_on_task_ms")
+    )
+    if not rows:
+        return RushedReport(factor, None, None)
+    overall = float(median(t for *_x, t in rows))
+    limit = factor * overall
+    names = dict(get_user_model().objects.filter(pk__in={u for _p, _i, u, _t in rows}).values_list("pk", "username"))
+    report = RushedReport(factor, overall, limit)
+    by_user: dict[int, list[int]] = defaultdict(list)
+    for pk, item_id, user_id, ms in rows:
+        by_user[user_id].append(ms)
+        if ms < limit:
+            report.judgments.append(RushedJudgment(pk, item_id, user_id, names.get(user_id, str(user_id)), ms))
+    for user_id, times in by_user.items():
+        own = float(median(times))
+        ratio = own / overall if overall else float("nan")
+        report.annotators.append(AnnotatorPace(
+            user_id, names.get(user_id, str(user_id)), len(times), own, ratio, sum(t < limit for t in times),
+            overall > 0 and own < limit,
+        ))
+    report.annotators.sort(key=lambda a: (a.ratio, a.username))
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Evidence side by side (the adjudication page)
+
+@dataclass(frozen=True)
+class Evidence:
+    judgment_id: int
+    annotator: str  # username (adjudicators are campaign staff; exports use pseudonyms)
+    answer: str
+    source_url: str
+    source_domain: str
+    quote: str
+    given_at: datetime
+    time_on_task_ms: int | None
+
+
+FLAG_TEXT = {
+    "single_answer": "another 'yes' exists for a question whose relation allows one answer",
+    "kg_states": "answered 'no' but the KG states this triple",
+    "cross_campaign": "labelled differently in another campaign on the same KG",
+}
+
+
+@dataclass(frozen=True)
+class AdjudicationCase:
+    item_id: int
+    head: str
+    relation: str
+    tail: str
+    question: str
+    evidence: list[Evidence]  # both annotators' answers and sources, in the order given
+    flags: list[tuple[str, str]]  # (flag, readable explanation)
+    adjudication: Adjudication | None
+
+
+def adjudication_case(item: Item) -> AdjudicationCase:
+    """What the adjudicator sees for an item: the question, both annotators' evidence side by side (answer,
+    normalised source URL, its allow-listed domain, quote, time given) and the consistency flags."""
+    from annotation.selectors.templates import item_question
+
+    item = Item.objects.select_related("head", "relation", "tail", "campaign").get(pk=item.pk)
+    evidence = [
+        Evidence(j.pk, j.user.username, j.answer, j.source_url, j.source_domain, j.quote, j.given_at, j.time_on_task_ms)
+        for j in Judgment.objects.filter(item=item).select_related("user").order_by("given_at", "pk")
+    ]
+    flags = [(flag, FLAG_TEXT.get(flag.split(":", 1)[0], flag)) for flag in item.flags or []]
+    return AdjudicationCase(
+        item.pk, item.head.name or item.head.key, item.relation.key, item.tail.name or item.tail.key,
+        item_question(item), evidence, flags, Adjudication.objects.filter(item=item).first(),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exports kept apart by origin: the completed set with an origin column, and qrels of one annotator
+
+def labels_with_origin(campaign: Campaign) -> list[tuple[str, str, str, str, str]]:
+    """The completed set (as ``completed_labels``) as (head, relation, tail, label, origin): origin per
+    :func:`origin_name`, ``test`` for the sampled test triples."""
+    from annotation.selectors.labels import FINAL_STATUSES
+    from pooling.models import SampleTriple
+
+    rows: dict[tuple[str, str, str], tuple[str, str]] = {}
+    items = Item.objects.filter(campaign=campaign, is_gold=False, status__in=FINAL_STATUSES).exclude(label="")
+    for h, r, t, label, origin, rule in items.values_list(
+        "head__key", "relation__key", "tail__key", "label", "label_origin", "rule"
+    ).iterator(chunk_size=5000):
+        rows[(h, r, t)] = (label, origin_name(origin, rule))
+    for h, r, t in SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list(
+        "head__key", "relation__key", "tail__key"
+    ):
+        rows[(h, r, t)] = (Label.YES, "test")
+    return [(h, r, t, label, origin) for (h, r, t), (label, origin) in sorted(rows.items())]
+
+
+def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
+    """TREC qrels rows (qid, entity, rel) of ``user``'s own answers (gold checks left out): every triple they
+    judged answers its tail question (h, r, ?) and its head question (?, r, t). Qids are those of the final
+    qrels (``completed_questions``); a question absent there (no final positive) that the annotator answered
+    Y gets the next free qid; questions where the annotator said only N and that the final set lacks are
+    left out (a question without a relevant answer does not count in trec_eval)."""
+    from annotation.selectors.labels import _qid_number, completed_questions
+    from pooling.engine.questions import HEAD, TAIL
+
+    qids: dict[tuple[int, str, str], str] = {}
+    counters = {HEAD: 0, TAIL: 0}
+    for question in completed_questions(campaign):
+        qids[(question.side, question.entity, question.relation)] = question.qid
+        counters[question.side] = max(counters[question.side], _qid_number(question.qid) + 1)
+    from pooling.models import Question
+
+    for qid, side in Question.objects.filter(sample=campaign.pool.sample_id).values_list("qid", "side"):
+        counters[side] = max(counters[side], _qid_number(qid) + 1)
+    answers: dict[tuple[int, str, str], dict[str, int]] = defaultdict(dict)
+    for h, r, t, answer in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, user=user).values_list(
+        "item__head__key", "item__relation__key", "item__tail__key", "answer"
+    ):
+        rel = 1 if answer == Label.YES else 0
+        answers[(TAIL, h, r)][t] = rel
+        answers[(HEAD, t, r)][h] = rel
+    rows = []
+    for key in sorted(answers, key=lambda k: (k[0], k[2], k[1])):
+        if key not in qids:
+            if not any(answers[key].values()):
+                continue
+            side = key[0]
+            qids[key] = f"{'head' if side == HEAD else 'tail'}{counters[side]}"
+            counters[side] += 1
+        rows += [(qids[key], entity, rel) for entity, rel in sorted(answers[key].items())]
+    return sorted(rows, key=lambda row: (row[0][:4], _qid_number(row[0]), row[1]))

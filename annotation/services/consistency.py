@@ -1,0 +1,204 @@
+"""Writes: consistency flags (issue 8). Answers that contradict each other or the KG are flagged and routed
+to the adjudication queue through ``services/adjudication.flag_for_adjudication``.
+
+Flags (strings stored in ``Item.flags``):
+
+- ``single_answer:tail`` / ``single_answer:head``: more than one "yes" in the campaign for a question whose
+  relation allows one answer: the tail question (h, r, ?) of a 1-1 / N-1 relation, the head question
+  (?, r, t) of a 1-1 / 1-N relation (categories from TRAIN, SPEC 4.1). A "yes" is a judgment Y or a final
+  label Y of a (non-gold) item, or a sampled test triple (those are Y by definition; they are not items, so
+  only the judged items are flagged).
+- ``kg_states:<split>``: a "no" for a triple the KG already states (train / valid / test).
+- ``cross_campaign:<campaign>``: the item's answer differs from the final label of the same triple in
+  another campaign on the same KG (only this campaign's item is flagged; re-checking the other campaign
+  flags its side).
+
+An agreed item that gets a flag becomes a conflict (adjudication queue); an item still being judged keeps
+its flag and goes to adjudication when its judgments are in, even if they agree (``submit_judgment``).
+Items already adjudicated, rule-labelled, imported or reused keep their status; the flag is recorded.
+Gold checks are never checked or flagged.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from django.db.models import Q
+
+from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL
+from annotation.models import Campaign, Item, Judgment, Label
+from annotation.selectors.filtering import kg_categories
+from annotation.selectors.labels import FINAL_STATUSES
+from annotation.services.adjudication import flag_for_adjudication
+from pooling.models import KnowledgeGraph, Relation, SampleTriple, Triple
+
+SINGLE_ANSWER_FLAG = "single_answer"
+KG_STATES_FLAG = "kg_states"
+CROSS_CAMPAIGN_FLAG = "cross_campaign"
+SIDE_NAMES = {HEAD: "head", TAIL: "tail"}
+
+
+@lru_cache(maxsize=16)
+def _categories(kg_id: int, arrays_file: str) -> tuple[str, ...]:
+    return tuple(str(c) for c in kg_categories(KnowledgeGraph.objects.get(pk=kg_id)))
+
+
+def relation_categories_by_pk(kg: KnowledgeGraph) -> dict[int, str]:
+    """Relation pk -> '1-1' / '1-N' / 'N-1' / 'N-N' (TRAIN split)."""
+    categories = _categories(kg.pk, kg.arrays_file)
+    return {pk: categories[index] for pk, index in Relation.objects.filter(kg=kg).values_list("pk", "index")
+            if index < len(categories)}
+
+
+def single_answer_sides(category: str) -> list[int]:
+    """Question sides with a single answer for a relation category: TAIL = (h, r, ?), HEAD = (?, r, t)."""
+    return [side for side in (TAIL, HEAD) if category in SINGLE_ANSWER[side]]
+
+
+@dataclass
+class ConsistencyReport:
+    judgments: int = 0  # judgments checked
+    flagged: dict[int, list[str]] = field(default_factory=dict)  # item pk -> flags found (new or already there)
+    new_flags: int = 0
+
+    @property
+    def by_kind(self) -> Counter:
+        return Counter(flag.split(":", 1)[0] for flags in self.flagged.values() for flag in flags)
+
+
+def _apply(found: dict[int, set[str]], report: ConsistencyReport) -> None:
+    if not found:
+        return
+    existing = dict(Item.objects.filter(pk__in=list(found)).values_list("pk", "flags"))
+    for pk in sorted(found):
+        flags = sorted(found[pk])
+        report.flagged[pk] = flags
+        for flag in flags:
+            if flag not in (existing.get(pk) or []):
+                report.new_flags += 1
+            flag_for_adjudication(Item(pk=pk), flag)
+
+
+def check_judgment(judgment: Judgment) -> ConsistencyReport:
+    """Check one judgment (called by ``submit_judgment`` after its write) and flag what contradicts it."""
+    report = ConsistencyReport(judgments=1)
+    item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
+    if item.is_gold:
+        return report
+    campaign = item.campaign
+    kg = campaign.pool.sample.kg
+    h, r, t = item.head_id, item.relation_id, item.tail_id
+    found: dict[int, set[str]] = defaultdict(set)
+    if judgment.answer == Label.YES:
+        category = relation_categories_by_pk(kg).get(r, "N-N")
+        for side in single_answer_sides(category):
+            # Other answers of the same question: tail question (h, r, ?) varies the tail, head question the head.
+            same = Q(head_id=h) if side == TAIL else Q(tail_id=t)
+            others = Item.objects.filter(same, campaign=campaign, relation_id=r, is_gold=False).exclude(pk=item.pk)
+            yes_items = set(
+                others.filter(Q(label=Label.YES, status__in=FINAL_STATUSES) | Q(judgments__answer=Label.YES))
+                .values_list("pk", flat=True)
+            )
+            sample = SampleTriple.objects.filter(same, sample=campaign.pool.sample_id, relation_id=r).exclude(
+                head_id=h, tail_id=t
+            )
+            if yes_items or sample.exists():
+                flag = f"{SINGLE_ANSWER_FLAG}:{SIDE_NAMES[side]}"
+                for pk in (item.pk, *yes_items):
+                    found[pk].add(flag)
+    else:
+        for split in Triple.objects.filter(kg=kg, head_id=h, relation_id=r, tail_id=t).values_list("split", flat=True).distinct():
+            found[item.pk].add(f"{KG_STATES_FLAG}:{split}")
+    for name in (
+        Item.objects.filter(campaign__pool__sample__kg=kg, head_id=h, relation_id=r, tail_id=t, is_gold=False,
+                            status__in=FINAL_STATUSES)
+        .exclude(campaign=campaign).exclude(label="").exclude(label=judgment.answer)
+        .values_list("campaign__name", flat=True).distinct()
+    ):
+        found[item.pk].add(f"{CROSS_CAMPAIGN_FLAG}:{name}")
+    _apply(found, report)
+    return report
+
+
+def find_campaign_inconsistencies(campaign: Campaign) -> tuple[int, dict[int, set[str]]]:
+    """(judgments checked, item pk -> flags) for every human judgment of the campaign, without writing."""
+    kg = campaign.pool.sample.kg
+    categories = relation_categories_by_pk(kg)
+    rows = list(
+        Judgment.objects.filter(item__campaign=campaign, item__is_gold=False).values_list(
+            "item_id", "item__head_id", "item__relation_id", "item__tail_id", "answer"
+        )
+    )
+    items = Item.objects.filter(campaign=campaign, is_gold=False)
+    yes_by_question: dict[tuple[int, int, int], set[int]] = defaultdict(set)  # (side, anchor, relation) -> items
+    yes_rows = [(pk, h, r, t) for pk, h, r, t, _a in rows if _a == Label.YES]
+    yes_rows += list(items.filter(label=Label.YES, status__in=FINAL_STATUSES).values_list("pk", "head_id", "relation_id", "tail_id"))
+    for pk, h, r, t in yes_rows:
+        yes_by_question[(TAIL, h, r)].add(pk)
+        yes_by_question[(HEAD, t, r)].add(pk)
+    sample_answers: dict[tuple[int, int, int], set[tuple[int, int]]] = defaultdict(set)
+    for h, r, t in SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"):
+        sample_answers[(TAIL, h, r)].add((h, t))
+        sample_answers[(HEAD, t, r)].add((h, t))
+    found: dict[int, set[str]] = defaultdict(set)
+    for pk, h, r, t, answer in rows:
+        if answer != Label.YES:
+            continue
+        for side in single_answer_sides(categories.get(r, "N-N")):
+            key = (TAIL, h, r) if side == TAIL else (HEAD, t, r)
+            others = yes_by_question[key] - {pk}
+            if others or sample_answers[key] - {(h, t)}:
+                flag = f"{SINGLE_ANSWER_FLAG}:{SIDE_NAMES[side]}"
+                for other in (pk, *others):
+                    found[other].add(flag)
+    # "no" for a triple the KG states
+    no_rows = {(h, r, t): pk for pk, h, r, t, answer in rows if answer == Label.NO}
+    if no_rows:
+        known = _known_splits(kg)
+        for triple, pk in no_rows.items():
+            for split in known.get(triple, ()):
+                found[pk].add(f"{KG_STATES_FLAG}:{split}")
+    # the same triple labelled differently in another campaign on the same KG
+    mine: dict[tuple[int, int, int], set[str]] = defaultdict(set)
+    item_of: dict[tuple[int, int, int], int] = {}
+    for pk, h, r, t, answer in rows:
+        mine[(h, r, t)].add(answer)
+        item_of[(h, r, t)] = pk
+    if mine:
+        others = (
+            Item.objects.filter(campaign__pool__sample__kg=kg, is_gold=False, status__in=FINAL_STATUSES)
+            .exclude(campaign=campaign).exclude(label="")
+            .values_list("head_id", "relation_id", "tail_id", "label", "campaign__name")
+        )
+        for h, r, t, label, name in others.iterator(chunk_size=5000):
+            answers = mine.get((h, r, t))
+            if answers and answers - {label}:
+                found[item_of[(h, r, t)]].add(f"{CROSS_CAMPAIGN_FLAG}:{name}")
+    return len(rows), found
+
+
+def _known_splits(kg: KnowledgeGraph) -> dict[tuple[int, int, int], list[str]]:
+    """(head pk, relation pk, tail pk) -> the KG splits stating it."""
+    from pooling.models import Entity
+    from pooling.selectors.kg import kg_triples
+
+    entity_pk = np.zeros(max(kg.num_entities, 1), dtype=np.int64)
+    for index, pk in Entity.objects.filter(kg=kg).values_list("index", "pk"):
+        entity_pk[index] = pk
+    relation_pk = dict(Relation.objects.filter(kg=kg).values_list("index", "pk"))
+    known: dict[tuple[int, int, int], list[str]] = defaultdict(list)
+    for split, array in kg_triples(kg).items():
+        array = np.asarray(array, dtype=np.int64).reshape(-1, 3)
+        for h, r, t in zip(entity_pk[array[:, 0]].tolist(), array[:, 1].tolist(), entity_pk[array[:, 2]].tolist()):
+            known[(h, relation_pk[r], t)].append(split)
+    return known
+
+
+def check_campaign(campaign: Campaign) -> ConsistencyReport:
+    """Re-check every human judgment of the campaign and flag what contradicts (idempotent)."""
+    checked, found = find_campaign_inconsistencies(campaign)
+    report = ConsistencyReport(judgments=checked)
+    _apply(found, report)
+    return report
