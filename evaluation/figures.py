@@ -89,7 +89,9 @@ def discriminative_power_figure(result: Any, path: Path) -> bool:
             ax.plot(x, group["pvalue"].to_numpy(), label=metric)
         ax.axhline(0.05, color="grey", lw=0.5, ls="--")
         ax.set_xlabel("system pairs (sorted by p-value)")
-        ax.set_ylabel("p-value (paired t-test)")
+        test = "Sakai's paired bootstrap" if getattr(result, "options", {}).get("dp_test") == "bootstrap" \
+            else "paired t-test"
+        ax.set_ylabel(f"p-value ({test})")
         ax.set_title(f"{set_name} labels")
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -108,12 +110,66 @@ def data_sensitivity_figure(result: Any, path: Path) -> bool:
     for ax, set_name in zip(axes[0], sets):
         sub = frame[frame.label_set == set_name]
         for metric, group in sub.groupby("metric", sort=False):
-            ax.plot(group["fraction"] * 100, group["mean_tau"], marker=".", label=metric)
+            x = group["fraction"].to_numpy(dtype=float) * 100
+            mean = group["mean_tau"].to_numpy(dtype=float)
+            std = group["std_tau"].to_numpy(dtype=float)
+            (line,) = ax.plot(x, mean, marker=".", label=metric)
+            ax.fill_between(x, np.clip(mean - std, -1, 1), np.clip(mean + std, -1, 1), color=line.get_color(),
+                            alpha=0.15, linewidth=0)
         ax.set_xlabel("questions used (%)")
-        ax.set_ylabel("mean tau-b vs all questions")
+        ax.set_ylabel("tau-b vs all questions (mean, band: +-1 std)")
         ax.set_ylim(-1.05, 1.05)
-        ax.set_title(f"{set_name} labels")
-        ax.legend(fontsize=7)
+        ax.set_title(f"{result.sample}: data sensitivity, {set_name} labels", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def open_world_figure(result: Any, path: Path) -> bool:
+    frame = getattr(result, "open_world", None)
+    if frame is None or frame.empty:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for metric, group in frame.groupby("metric", sort=False):
+        x = group["drop_fraction"].to_numpy(dtype=float) * 100
+        mean = group["mean_tau"].to_numpy(dtype=float)
+        std = group["std_tau"].to_numpy(dtype=float)
+        (line,) = ax.plot(x, mean, marker="o", label=metric)
+        ax.fill_between(x, np.clip(mean - std, -1, 1), np.clip(mean + std, -1, 1), color=line.get_color(), alpha=0.12,
+                        linewidth=0)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xlabel("true answers dropped from the completed labels (%)")
+    ax.set_ylabel("tau-b vs closed-world ordering (mean, +-1 std)")
+    ax.set_ylim(-1.05, 1.05)
+    ax.legend(fontsize=8, ncol=2, loc="lower left")
+    ax.set_title(f"{result.sample}: open-world simulation", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def reweighted_figure(result: Any, path: Path) -> bool:
+    frame = getattr(result, "reweighted_kendall", None)
+    if frame is None or frame.empty:
+        return False
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    metrics = list(frame.index)
+    x = np.arange(len(metrics))
+    width = 0.38
+    ax.bar(x - width / 2, frame["tau_sparse_vs_completed"].to_numpy(dtype=float), width, label="completed")
+    ax.bar(x + width / 2, frame["tau_sparse_vs_reweighted"].to_numpy(dtype=float), width,
+           label="completed, sparse relation mix")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xticks(x, metrics, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("Kendall's tau-b vs sparse ordering")
+    ax.set_ylim(-1.05, 1.05)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{result.sample}: does the relation mix explain the change of ranking?", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -125,7 +181,8 @@ def write_figures(result: Any, out: Path) -> list[str]:
     written = []
     for name, draw in (("depth_curve.png", depth_curve_figure), ("probe_heatmap.png", probe_heatmap_figure),
                        ("discriminative_power.png", discriminative_power_figure),
-                       ("data_sensitivity.png", data_sensitivity_figure)):
+                       ("data_sensitivity.png", data_sensitivity_figure), ("open_world.png", open_world_figure),
+                       ("reweighted.png", reweighted_figure)):
         if draw(result, Path(out) / name):
             written.append(name)
     return written

@@ -1,5 +1,6 @@
 """Evaluation runs: a sample's systems evaluated on its sparse / completed / completed-at-depth labels (SPEC 5).
 
+Labels come from a judgments file (``labels_file``) or a judging campaign (``campaign``), never both.
 The tables, figures and downloads live in files under STORAGE_DIR (``result_dir``); ``summary`` keeps the small
 part (Kendall's tau, label counts) for listings.
 """
@@ -22,6 +23,9 @@ class EvaluationRun(models.Model):
     systems = models.ManyToManyField(System, related_name="evaluation_runs")
     labels_file = models.CharField(max_length=1000, blank=True,
                                    help_text="Judgments file h<TAB>r<TAB>t<TAB>Y|N (blank: sparse labels only)")
+    campaign = models.ForeignKey("annotation.Campaign", on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="evaluation_runs",
+                                 help_text="Judging campaign whose final labels complete the sample (gold checks never count)")
     pool = models.ForeignKey(Pool, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                              help_text="Pool giving the depth of judged triples (blank: the sample's only pool)")
     options = models.JSONField(default=dict, blank=True)

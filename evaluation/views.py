@@ -25,20 +25,37 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/runs.html", {"runs": evaluation_runs()[:200]})
 
 
+def _campaigns():
+    from annotation.models import Campaign
+
+    return Campaign.objects.select_related("pool__sample").order_by("name")
+
+
 class NewRunForm(forms.Form):
     sample = forms.ModelChoiceField(queryset=Sample.objects.select_related("kg").order_by("kg__name", "name"))
+    campaign = forms.ModelChoiceField(queryset=_campaigns(), required=False,
+                                      help_text="Judging campaign whose final labels complete the sample "
+                                                "(gold checks never count; depths from its pool)")
     labels_file = forms.CharField(required=False, max_length=1000,
-                                  help_text="Server path of a judgments file h<TAB>r<TAB>t<TAB>Y|N (blank: sparse only)")
+                                  help_text="Or: server path of a judgments file h<TAB>r<TAB>t<TAB>Y|N "
+                                            "(both blank: sparse only)")
     pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("sample").order_by("name"), required=False,
                                   help_text="Pool giving the depths (blank: the sample's only finished pool)")
     policy = forms.ChoiceField(choices=[(p, p) for p in ("realistic", "optimistic", "pessimistic")])
+    dp_test = forms.ChoiceField(label="Discriminative power", required=False, initial="t",
+                                choices=[("t", "paired t-test"), ("bootstrap", "Sakai's paired bootstrap")])
+    open_world = forms.BooleanField(label="Open-world simulation", required=False, initial=True)
 
     def clean(self):
         data = super().clean()
         labels = data.get("labels_file")
         if labels and not Path(labels).is_file():
             self.add_error("labels_file", "no such file on the server")
-        pool, sample = data.get("pool"), data.get("sample")
+        campaign, pool, sample = data.get("campaign"), data.get("pool"), data.get("sample")
+        if labels and campaign is not None:
+            self.add_error("campaign", "give a campaign or a labels file, not both")
+        if campaign is not None and sample is not None and campaign.pool.sample_id != sample.pk:
+            self.add_error("campaign", f"this campaign judges a pool of sample {campaign.pool.sample.name}")
         if pool is not None and sample is not None and pool.sample_id != sample.pk:
             self.add_error("pool", "this pool belongs to another sample")
         return data
@@ -58,13 +75,33 @@ def new_run(request: HttpRequest) -> HttpResponse:
         try:
             with transaction.atomic():
                 run = create_run(data["sample"], labels_file=data["labels_file"], pool=data["pool"],
-                                 options=EvaluationOptions(policy=data["policy"]))
+                                 campaign=data.get("campaign"),
+                                 options=EvaluationOptions(policy=data["policy"], dp_test=data.get("dp_test") or "t",
+                                                           open_world=bool(data.get("open_world"))))
                 start_evaluation(run)
         except EvaluationError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("evaluation:report", run_id=run.pk)
     return render(request, "evaluation/new.html", {"form": form})
+
+
+def _pivot(records: list[dict], metric: str, systems: list[str]) -> dict:
+    rows: dict[str, dict[str, float]] = {}
+    for row in records:
+        if row["metric"] == metric:
+            rows.setdefault(f"{row['label_set']} {row['group']}", {})[row["system"]] = row["value"]
+    return {"columns": systems, "rows": [(k, [v.get(s) for s in systems]) for k, v in rows.items()]}
+
+
+def _relations_table(records: list[dict], systems: list[str], metric: str = "micro_MRR") -> dict:
+    """Per relation (rows), micro MRR per label set x system (columns), with the ranking counts."""
+    sets = list(dict.fromkeys(r["label_set"] for r in records))
+    columns = [f"{s} {name}" for s in sets for name in systems]
+    rows: dict[str, dict[str, float]] = {}
+    for r in records:
+        rows.setdefault(r["relation"], {})[f"{r['label_set']} {r['system']}"] = r.get(metric)
+    return {"columns": columns, "rows": [(k, [v.get(c) for c in columns]) for k, v in sorted(rows.items())]}
 
 
 def _table(records: list[dict], index: str, columns: list[str] | None = None) -> dict:
@@ -98,11 +135,46 @@ def report(request: HttpRequest, run_id: int) -> HttpResponse:
         systems = data.get("systems", [])
         context["breakdown"] = {"columns": systems,
                                 "rows": [(f"{k[0]} {k[1]}", [v.get(s) for s in systems]) for k, v in breakdown.items()]}
+        context["breakdown_macro"] = _pivot(data.get("breakdown", []), "macro_MRR", systems)
+        context["relations"] = _relations_table(data.get("relations", []), systems)
+        averages: dict[str, dict[str, float]] = {}
+        for row in data.get("averages", []):
+            if row["metric"] == "micro_MRR":
+                averages.setdefault(f"{row['label_set']} over {row['average']}", {})[row["system"]] = row["value"]
+        context["averages"] = {"columns": systems, "rows": [(k, [v.get(s) for s in systems]) for k, v in averages.items()]}
+        context["reweighted"] = _table(data.get("reweighted", []), "system")
+        context["reweighted_kendall"] = _table(data.get("reweighted_kendall", []), "metric")
+        open_world: dict[float, dict[str, float]] = {}
+        ow_metrics: list[str] = []
+        for row in data.get("open_world", []):
+            open_world.setdefault(row["drop_fraction"], {})[row["metric"]] = row["mean_tau"]
+            if row["metric"] not in ow_metrics:
+                ow_metrics.append(row["metric"])
+        context["open_world"] = {"columns": ow_metrics,
+                                 "rows": [(f"{f:.0%}", [v.get(m) for m in ow_metrics]) for f, v in open_world.items()]}
+        context["dp_test"] = (data.get("options") or {}).get("dp_test", "t")
         context["label_sets"] = [(name, stats) for name, stats in data.get("label_sets", {}).items()
                                  if not name.startswith("completed@")]
         context["downloads"] = [name for name in run.files if not name.endswith(".png")]
         context["figures"] = [name for name in run.files if name.endswith(".png")]
     return render(request, "evaluation/report.html", context)
+
+
+@staff_member_required
+@require_http_methods(["POST"])
+def rerun(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Recompute a run (new judgments of its campaign...): only pairs missing from the rank cache are scored, and
+    nothing is recomputed when its inputs did not change."""
+    from django.db import transaction
+
+    from evaluation.services.evaluate import start_evaluation
+
+    run = get_object_or_404(EvaluationRun, pk=run_id)
+    if run.status in (EvaluationRun.Status.PENDING, EvaluationRun.Status.RUNNING):
+        return redirect("evaluation:report", run_id=run.pk)
+    with transaction.atomic():
+        start_evaluation(run)
+    return redirect("evaluation:report", run_id=run.pk)
 
 
 @login_required

@@ -5,6 +5,7 @@ DATABASE_URL switches to PostgreSQL (psycopg 3); CELERY_BROKER_URL switches to r
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -35,6 +36,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "pooling",
     "annotation",
     "evaluation",
@@ -49,7 +51,12 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a lockout raised during authentication into the 429 answer (see Security below).
+    "axes.middleware.AxesMiddleware",
 ]
+
+# django-axes first: it refuses a locked-out (username, address) before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "kgpool.urls"
 WSGI_APPLICATION = "kgpool.wsgi.application"
@@ -135,21 +142,32 @@ CELERY_RESULT_BACKEND = env_str(
 )
 CELERY_TASK_ACKS_LATE = True  # a task killed mid-way is redelivered; tasks are idempotent
 # Redis redelivers the unacknowledged task of a killed worker after this many seconds (RabbitMQ does it as
-# soon as the connection drops). Keep it above the longest task.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+# soon as the connection drops). Keep it above the longest task. kombu only looks for such tasks every
+# unacked_restore_interval s x unacked_restore_throttle (10 x 10 by default, so up to 100 s late, whatever the
+# timeout): look every min(10 s, timeout) instead.
+_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": max(1, min(10, _VISIBILITY_TIMEOUT)),
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Model work (training, scoring, ranking) goes to GPU hosts: `celery -A kgpool worker -Q gpu`.
 KGPOOL_GPU_QUEUE = env_str("KGPOOL_GPU_QUEUE", "gpu")
-CELERY_TASK_ROUTES = {"pooling.tasks.train_*": {"queue": KGPOOL_GPU_QUEUE}, "pooling.tasks.rank_*": {"queue": KGPOOL_GPU_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "pooling.tasks.train_*": {"queue": KGPOOL_GPU_QUEUE},
+    "pooling.tasks.rank_*": {"queue": KGPOOL_GPU_QUEUE},
+    "evaluation.tasks.score_*": {"queue": KGPOOL_GPU_QUEUE},  # fills the rank cache (torch); the rest is CPU work
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- REST API -----------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "kgpool.security.RateLimitedTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -167,6 +185,25 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIN
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Reverse proxies in front of kgpool that append the client address to X-Forwarded-For (0: use REMOTE_ADDR).
+KGPOOL_PROXY_COUNT = env_int("KGPOOL_PROXY_COUNT", 0)
+
+# Login rate limiting (django-axes): after LOGIN_FAILURE_LIMIT failed logins of one username from one address,
+# that pair is refused with 429 for LOGIN_COOLOFF_MINUTES (a success resets the count).
+AXES_ENABLED = env_bool("LOGIN_RATE_LIMIT", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "kgpool.security.client_ip"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+# API token guessing: after this many invalid tokens from one address within the window, every token request
+# from it gets 429 until the window is over (0 disables). Counted in the cache: per process with the default
+# local-memory cache (so up to workers x limit); configure a shared cache for an exact limit.
+KGPOOL_TOKEN_FAILURE_LIMIT = env_int("API_TOKEN_FAILURE_LIMIT", 20)
+KGPOOL_TOKEN_FAILURE_WINDOW_S = env_int("API_TOKEN_FAILURE_WINDOW_S", 900)
 
 # Reference datasets shipped beside the project (../shared/data) and inside it (datasets/).
 KGPOOL_SHARED_DATA = Path(env_str("KGPOOL_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))

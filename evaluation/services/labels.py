@@ -1,8 +1,9 @@
 """Label sets of a sample (SPEC 2, 5): sparse, completed and completed at pool depth d.
 
 Torch-free. A *label source* gives the judged triples of a KG (positives and negatives); today that is a judgments
-file ``h<TAB>r<TAB>t<TAB>Y|N`` (:class:`JudgmentsFile`), later a judging campaign's final labels: anything with a
-``judged_triples(kg) -> JudgedTriples`` method plugs in (:class:`LabelSource`).
+file ``h<TAB>r<TAB>t<TAB>Y|N`` (:class:`JudgmentsFile`) or a judging campaign's final labels: anything with a
+``judged_triples(kg) -> JudgedTriples`` method plugs in (:class:`LabelSource`); :class:`CampaignLabels` reads a
+judging campaign's final labels (gold checks excluded) and brings the campaign's pool for the depths.
 
 A :class:`LabelSet` holds one label per triple and, for each, its depth: 0 for a sampled (original test) triple,
 d >= 1 for a pool entry of depth d, -1 when the depth is unknown (a judged triple that is not an entry of the pool
@@ -21,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -236,3 +237,57 @@ def label_sets(sample: Sample, source: LabelSource | None, pool: Pool | None = N
     for depth in depths:
         result[f"completed@{depth}"] = completed.at_depth(depth)
     return result
+
+
+class CampaignLabels:
+    """The final labels of a judging campaign (annotation app) as a :class:`LabelSource`.
+
+    Reads ``annotation.selectors.labels.completed_labels``: the sample's test triples (Y) plus every non-gold item
+    with a final label (agreed, adjudicated, automatic negative, imported). Gold checks (``Item.is_gold``) never
+    count, undecided items (pending, in progress, conflict) are left out. The campaign's pool gives the depths.
+    """
+
+    def __init__(self, campaign: Any) -> None:
+        self.campaign = campaign
+
+    @property
+    def pool(self) -> Pool:
+        return self.campaign.pool
+
+    def describe(self) -> str:
+        return f"campaign {self.campaign.name}"
+
+    def judged_triples(self, kg: KnowledgeGraph) -> JudgedTriples:
+        from annotation.selectors.labels import completed_labels
+        from pooling.selectors.kg import kg_relation_keys
+        from pooling.selectors.pools import entity_keys
+
+        if self.campaign.pool.sample.kg_id != kg.pk:
+            raise LabelError(f"campaign {self.campaign.name} judges a pool of {self.campaign.pool.sample.kg.name}, "
+                             f"not of {kg.name}")
+        entities = {key: index for index, key in enumerate(entity_keys(kg))}
+        relations = {key: index for index, key in enumerate(kg_relation_keys(kg))}
+        rows = [(entities[x.head], relations[x.relation], entities[x.tail], x.label == "Y")
+                for x in completed_labels(self.campaign)]
+        if not rows:
+            return JudgedTriples(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=bool), self.describe())
+        array = np.array(rows, dtype=np.int64)
+        return JudgedTriples(array[:, :3].copy(), array[:, 3].astype(bool), self.describe())
+
+
+def campaign_by_name(name: str) -> Any:
+    """The campaign called ``name``; LabelError naming the known campaigns otherwise."""
+    from annotation.models import Campaign
+
+    campaign = Campaign.objects.select_related("pool__sample__kg").filter(name=name).first()
+    if campaign is None:
+        known = ", ".join(Campaign.objects.values_list("name", flat=True)[:20]) or "none"
+        raise LabelError(f"no campaign named {name!r} (known: {known})")
+    return campaign
+
+
+def check_campaign_sample(campaign: Any, sample: Sample) -> None:
+    """A campaign's labels evaluate the sample its pool was built on (the pool gives the depths)."""
+    if campaign.pool.sample_id != sample.pk:
+        raise LabelError(f"campaign {campaign.name} judges pool {campaign.pool.name} of sample "
+                         f"{campaign.pool.sample.name}, not sample {sample.name}")

@@ -1,7 +1,8 @@
-"""python manage.py evaluate SAMPLE [--labels judgments.tsv] [--systems a,b] [--pool NAME] [--out DIR]
+"""python manage.py evaluate SAMPLE [--labels judgments.tsv | --campaign NAME] [--systems a,b] [--pool NAME] [--out DIR]
 
-Evaluates the sample's systems on the sparse labels and, with --labels, on the completed labels and the completed
-labels at each pool depth; prints the tables and writes CSV/JSON/PNG files to --out. --save also records an
+Evaluates the sample's systems on the sparse labels and, with --labels or --campaign (a judging campaign's final
+labels, gold checks excluded, depths from the campaign's pool), on the completed labels and the completed labels at
+each pool depth; prints the tables and writes CSV/JSON/PNG files to --out. --save also records an
 EvaluationRun (its files under STORAGE_DIR, shown on the report page); --background queues it on Celery instead.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("sample", help="sample name, KG/NAME or id")
         parser.add_argument("--labels", help="judgments file h<TAB>r<TAB>t<TAB>Y|N (completed labels)")
+        parser.add_argument("--campaign", help="judging campaign whose final labels complete the sample")
         parser.add_argument("--systems", help="comma-separated system names (default: every evaluable system)")
         parser.add_argument("--pool", help="pool name giving the depths of judged triples (default: the only pool)")
         parser.add_argument("--out", help="folder for CSV/JSON/PNG outputs")
@@ -25,7 +27,13 @@ class Command(BaseCommand):
         parser.add_argument("--cutoff", type=int, default=10, help="cut-off k of MAP@k, nDCG@k, P@k (default 10)")
         parser.add_argument("--depths", help="comma-separated depths for completed@d (default 0..pool depth)")
         parser.add_argument("--no-figures", action="store_true")
-        parser.add_argument("--no-analyses", action="store_true", help="skip discriminative power / data sensitivity")
+        parser.add_argument("--no-analyses", action="store_true",
+                            help="skip discriminative power / data sensitivity / open-world simulation")
+        parser.add_argument("--dp-test", choices=["t", "bootstrap"], default="t",
+                            help="discriminative power: paired t-test (default) or Sakai's paired bootstrap")
+        parser.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the bootstrap test")
+        parser.add_argument("--no-open-world", action="store_true", help="skip the open-world simulation")
+        parser.add_argument("--open-world-repeats", type=int, default=10, help="repeats per share of dropped answers")
         parser.add_argument("--device", help="torch device for scoring trained systems (default: CUDA if available)")
         parser.add_argument("--save", action="store_true", help="also record an EvaluationRun (report page)")
         parser.add_argument("--background", action="store_true", help="queue an EvaluationRun on Celery and exit")
@@ -35,7 +43,9 @@ class Command(BaseCommand):
             EvaluationOptions, create_run, evaluable_systems, evaluate_sample, format_tables, start_evaluation,
             store_result, write_outputs,
         )
-        from evaluation.services.labels import JudgmentsFile, LabelError
+        from evaluation.services.labels import (
+            CampaignLabels, JudgmentsFile, LabelError, campaign_by_name, check_campaign_sample,
+        )
         from evaluation.services.ranks import EvaluationError
         from pooling.models import Pool, Sample, System
         from pooling.selectors.pools import sample_by_ref
@@ -51,26 +61,38 @@ class Command(BaseCommand):
                 known = ", ".join(Pool.objects.filter(sample=sample).values_list("name", flat=True)) or "none"
                 raise CommandError(f"no pool {options['pool']!r} on sample {sample.name} (known: {known})")
         labels = options["labels"]
+        if labels and options["campaign"]:
+            raise CommandError("give --labels or --campaign, not both")
         if labels and not Path(labels).is_file():
             raise CommandError(f"labels file {labels} does not exist")
+        campaign = None
+        if options["campaign"]:
+            try:
+                campaign = campaign_by_name(options["campaign"])
+                check_campaign_sample(campaign, sample)
+            except LabelError as exc:
+                raise CommandError(str(exc)) from None
         try:
             depths = [int(d) for d in options["depths"].split(",")] if options["depths"] else None
         except ValueError:
             raise CommandError("--depths must be comma-separated integers") from None
         evaluation_options = EvaluationOptions(policy=options["policy"], cutoff=options["cutoff"], depths=depths,
-                                               analyses=not options["no_analyses"], device=options["device"])
+                                               analyses=not options["no_analyses"], device=options["device"],
+                                               dp_test=options["dp_test"], n_bootstrap=options["bootstrap_samples"],
+                                               open_world=not options["no_open_world"],
+                                               open_world_repeats=options["open_world_repeats"])
         names = [n.strip() for n in options["systems"].split(",") if n.strip()] if options["systems"] else None
         run = None
         try:
             systems = evaluable_systems(sample, names)
             if options["save"] or options["background"]:
                 run = create_run(sample, systems=systems, labels_file=str(Path(labels).resolve()) if labels else "",
-                                 pool=pool, options=evaluation_options)
+                                 pool=pool, options=evaluation_options, campaign=campaign)
                 if options["background"]:
                     start_evaluation(run)
                     self.stdout.write(f"queued evaluation run {run.pk}")
                     return
-            source = JudgmentsFile(Path(labels)) if labels else None
+            source = CampaignLabels(campaign) if campaign is not None else (JudgmentsFile(Path(labels)) if labels else None)
             progress = self._progress if options["verbosity"] >= 2 else None
             result = evaluate_sample(sample, systems=systems, source=source, pool=pool, options=evaluation_options,
                                      **({"progress": progress} if progress else {}))
