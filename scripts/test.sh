@@ -32,7 +32,8 @@ trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT
 echo "== tests on SQLite (embedded default, Celery eager)"
 env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"
 
-echo "== tests on PostgreSQL, real Celery worker on Redis"
+echo "== tests on PostgreSQL, real Celery worker on Redis (the tests that use the database)"
+KGPOOL_ONLY_DATABASE_TESTS=1 \
 DATABASE_URL=${KGPOOL_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/kgpool} \
 KGPOOL_TEST_BROKER_URL=${KGPOOL_TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
   env -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"

@@ -1,6 +1,7 @@
 """Shared fixtures: the reference data in ../shared/data."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,3 +15,20 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"reference data not found at {SHARED_DATA}; the suite needs ../shared/data")
     return SHARED_DATA
+
+
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With KGPOOL_ONLY_DATABASE_TESTS=1 (the PostgreSQL pass of scripts/test.sh) keep only the tests that use
+    the database: the Django-free ones (metrics, engine, models) behave the same on any backend and already ran."""
+    if os.environ.get("KGPOOL_ONLY_DATABASE_TESTS") != "1":
+        return
+    keep, drop = [], []
+    for item in items:
+        uses_database = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        (keep if uses_database else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
