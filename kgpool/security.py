@@ -1,0 +1,63 @@
+"""Request-level security helpers: the client address, and rate limiting of API token guessing.
+
+Password logins (the login page, the admin) are limited by django-axes (settings: AXES_*, README "Security").
+API tokens never pass through ``authenticate()``, so axes does not see them: ``RateLimitedTokenAuthentication``
+counts failed token authentications per client address in the cache and answers 429 to every token request
+from that address (valid tokens included, so the answers tell an attacker nothing) until the window is over.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed, Throttled
+
+TOKEN_FAILURE_KEY = "kgpool:token-failures:{ip}"
+
+
+def client_ip(request) -> str | None:
+    """The client's address: REMOTE_ADDR, or behind ``KGPOOL_PROXY_COUNT`` trusted reverse proxies the address the
+    outermost of them put in X-Forwarded-For (entries further left are the client's word and not trusted)."""
+    meta = getattr(request, "META", {})
+    proxies = getattr(settings, "KGPOOL_PROXY_COUNT", 0)
+    if proxies > 0:
+        forwarded = [part.strip() for part in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if part.strip()]
+        if len(forwarded) >= proxies:
+            return forwarded[-proxies]
+    return meta.get("REMOTE_ADDR") or None  # None: unknown (axes stores it in an IP address column)
+
+
+def token_failures(ip: str) -> int:
+    return cache.get(TOKEN_FAILURE_KEY.format(ip=ip), 0)
+
+
+def record_token_failure(ip: str) -> int:
+    key = TOKEN_FAILURE_KEY.format(ip=ip)
+    window = settings.KGPOOL_TOKEN_FAILURE_WINDOW_S
+    if cache.add(key, 1, timeout=window):
+        return 1
+    try:
+        return cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=window)
+        return 1
+
+
+class RateLimitedTokenAuthentication(TokenAuthentication):
+    """DRF token authentication that refuses (429) an address after too many invalid tokens in a window."""
+
+    def authenticate(self, request):
+        if not settings.KGPOOL_TOKEN_FAILURE_LIMIT:
+            return super().authenticate(request)
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if not header[:len(self.keyword) + 1].lower() == f"{self.keyword.lower()} ":
+            return super().authenticate(request)  # no token offered: nothing to count
+        ip = client_ip(request) or "unknown"
+        if token_failures(ip) >= settings.KGPOOL_TOKEN_FAILURE_LIMIT:
+            raise Throttled(wait=settings.KGPOOL_TOKEN_FAILURE_WINDOW_S,
+                            detail="too many invalid API tokens from your address; try again later")
+        try:
+            return super().authenticate(request)
+        except AuthenticationFailed:
+            record_token_failure(ip)
+            raise
