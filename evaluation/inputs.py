@@ -167,7 +167,10 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     import pandas as pd  # lazy: only kendall needs it
 
     rows = csv.reader(_lines(path))  # csv.reader counts one row per line here: no quoted newlines in tables
-    numbered = [(number, row) for number, row in enumerate(rows, start=1) if any(c.strip() for c in row)]
+    try:
+        numbered = [(number, row) for number, row in enumerate(rows, start=1) if any(c.strip() for c in row)]
+    except csv.Error as error:  # e.g. a lone \r inside a line
+        raise InputError(path, rows.line_num, f"not a CSV row: {error}") from None
     if not numbered:
         raise InputError(path, None, "empty table")
     header_line, header = numbered[0]

@@ -43,7 +43,7 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
     report = ImportReport()
     updates: dict[str, list[int]] = {Label.YES: [], Label.NO: []}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")  # not splitlines(): line numbers as an editor's
     except (OSError, UnicodeDecodeError) as exc:
         raise AnnotationError(f"{path}: cannot read: {exc}") from None
     for number, raw in enumerate(lines, start=1):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import warnings
 from dataclasses import dataclass
 from itertools import chain
@@ -124,6 +125,9 @@ class Run:
 
 
 # ---------------------------------------------------------------------- reading
+_SEPARATORS = re.compile(r"[ \t\r]+")
+
+
 def _lines(path: Path, data: bytes) -> Iterator[tuple[int, list[str]]]:
     """(1-based line number, whitespace-separated fields) of every non-blank, non-comment line."""
     try:
@@ -132,7 +136,9 @@ def _lines(path: Path, data: bytes) -> Iterator[tuple[int, list[str]]]:
         line = data[:exc.start].count(b"\n") + 1
         raise TrecFormatError(path, line, "not valid UTF-8 text") from None
     for number, raw in enumerate(text.split("\n"), start=1):
-        fields = raw.split()
+        # fields are separated by spaces and tabs only (\r: CRLF files), as trec_eval and the fast path read
+        # them; str.split() would also split on \x0b, \x1c, \xa0... and refuse ids the fast path accepts
+        fields = [field for field in _SEPARATORS.split(raw) if field]
         if fields and not fields[0].startswith("#"):
             yield number, fields
 

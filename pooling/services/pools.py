@@ -339,7 +339,9 @@ def import_pool(
     seen: dict[tuple[int, int, int], int] = {}
     skipped_known = 0
     try:
-        lines = pool_path.read_text(encoding="utf-8").splitlines()
+        # split on line ends only (read_text turns \r\n and \r into \n): str.splitlines() also splits on
+        # \x1c, \x85, \u2028..., and the line numbers of the errors would no longer be the editor's
+        lines = pool_path.read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise PoolError(f"{pool_path}: cannot read file: {exc}") from None
     for number, raw in enumerate(lines, start=1):
@@ -365,7 +367,7 @@ def import_pool(
                 raise PoolError(f"{pool_path}:{number}: depth {fields[3]!r} is not a positive integer or '-'")
         if len(fields) == 5:
             system_field = fields[4]
-        system_names = [s.strip() for s in system_field.split(",") if s.strip() and s.strip() != "-"]
+        system_names = list(dict.fromkeys(s.strip() for s in system_field.split(",") if s.strip() and s.strip() != "-"))
         for system_name in system_names:
             if slugify(system_name) != system_name:
                 raise PoolError(f"{pool_path}:{number}: system name {system_name!r} must be a slug")
