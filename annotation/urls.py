@@ -1,7 +1,7 @@
 """Judging pages under /campaigns/ and the JSON API under /api/ (see annotation.api)."""
 from django.urls import include, path
 
-from annotation.views import judging, manage
+from annotation.views import audit, judging, manage, quality
 
 app_name = "annotation"
 
@@ -9,10 +9,14 @@ pages = [
     path("", judging.campaign_list, name="campaigns"),
     path("<slug:name>/", judging.campaign_home, name="campaign"),
     path("<slug:name>/judge/", judging.judge_next, name="judge_next"),
-    path("<slug:name>/judge/<int:item_id>/", judging.judge_item, name="judge_item"),
-    path("<slug:name>/judge/<int:item_id>/skip/", judging.judge_skip, name="judge_skip"),
+    # Work is addressed by its hand-out (Assignment) id, never by the item's pk: gold checks are created after
+    # the pool's items, so item pks would tell them apart; hand-outs are created interleaved as work is served.
+    path("<slug:name>/judge/<int:hand_out>/", judging.judge_item, name="judge_item"),
+    path("<slug:name>/judge/<int:hand_out>/skip/", judging.judge_skip, name="judge_skip"),
     path("<slug:name>/adjudicate/", judging.adjudicate_next, name="adjudicate_next"),
-    path("<slug:name>/adjudicate/<int:item_id>/", judging.adjudicate_item, name="adjudicate_item"),
+    path("<slug:name>/adjudicate/<int:hand_out>/", judging.adjudicate_item, name="adjudicate_item"),
+    path("<slug:name>/audit/", audit.audit_next, name="audit_next"),
+    path("<slug:name>/audit/<int:position>/", audit.audit_item, name="audit_item"),
     path("<slug:name>/manage/", manage.dashboard, name="manage"),
     path("<slug:name>/manage/members/", manage.members, name="manage_members"),
     path("<slug:name>/manage/sources/", manage.domains, name="manage_domains"),
@@ -22,6 +26,11 @@ pages = [
     path("<slug:name>/manage/templates/", manage.templates, name="manage_templates"),
     path("<slug:name>/manage/templates/preview/", manage.template_preview_json, name="manage_template_preview"),
     path("<slug:name>/manage/agreement/", manage.agreement_page, name="manage_agreement"),
+    path("<slug:name>/manage/quality/", quality.quality_page, name="manage_quality"),
+    path("<slug:name>/manage/quality/gold/", quality.add_gold, name="manage_quality_gold"),
+    path("<slug:name>/manage/quality/recheck/", quality.recheck, name="manage_quality_recheck"),
+    path("<slug:name>/manage/audit/", audit.audit_admin, name="manage_audit"),
+    path("<slug:name>/manage/audit/draw/", audit.audit_draw, name="manage_audit_draw"),
     path("<slug:name>/manage/export/<str:fmt>/", manage.export, name="manage_export"),
 ]
 

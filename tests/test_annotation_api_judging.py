@@ -6,7 +6,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import Item, Judgment, Label
+from annotation.models import Assignment, Item, Judgment, Label
 from tests._annotation_web_support import member, nationality_campaign
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def next_item(client, campaign) -> dict:
 def submit(client, campaign, handout, **values):
     body = {"answer": "Y", "source_url": WIKI, "request_id": handout["request_id"], "time_on_task_ms": 3000}
     body.update(values)
-    return client.post(f"/api/campaigns/{campaign.name}/items/{handout['item']['id']}/judgment/", body, format="json")
+    return client.post(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/judgment/", body, format="json")
 
 
 def test_happy_path_with_token(tmp_path):
@@ -44,15 +44,18 @@ def test_happy_path_with_token(tmp_path):
     assert item["question"].startswith("Is Jeremy Irons's nationality ")
     assert item["head"]["name"] == "Jeremy Irons" and item["head"]["url"] == WIKI and "/film/actor" in item["head"]["types"]
     assert item["origins"][0]["tail"] == "Ireland"
-    assert next_item(client, campaign)["item"]["id"] == item["id"]  # my open hand-out comes back
+    assert "id" not in item  # work is addressed by hand-out, never by item pk
+    assert next_item(client, campaign)["hand_out"] == handout["hand_out"]  # my open hand-out comes back
     response = submit(client, campaign, handout, quote="English actor")
     assert response.status_code == 201, response.content
     assert response.json()["answer"] == "Y" and response.json()["time_on_task_ms"] == 3000
+    assert response.json()["hand_out"] == handout["hand_out"] and "item" not in response.json()
     progress = client.get(f"/api/campaigns/{campaign.name}/progress/").json()
     assert progress["judged"] == 1 and progress["campaign_total"] == 3
     skip = next_item(client, campaign)
-    assert client.post(f"/api/campaigns/{campaign.name}/items/{skip['item']['id']}/skip/").status_code == 200
-    assert next_item(client, campaign)["item"]["id"] not in (item["id"], skip["item"]["id"])
+    assert client.post(f"/api/campaigns/{campaign.name}/hand-outs/{skip['hand_out']}/skip/").status_code == 200
+    assert next_item(client, campaign)["hand_out"] not in (handout["hand_out"], skip["hand_out"])
+    assert len(set(Assignment.objects.filter(user=user).values_list("item_id", flat=True))) == 3
 
 
 def test_double_submit_is_one_judgment(tmp_path):
@@ -64,7 +67,7 @@ def test_double_submit_is_one_judgment(tmp_path):
     again = submit(client, campaign, handout)
     assert again.status_code == 200
     assert Judgment.objects.filter(user=user).count() == 1
-    assert Item.objects.get(pk=handout["item"]["id"]).num_judgments == 1
+    assert Assignment.objects.get(pk=handout["hand_out"]).item.num_judgments == 1
     # a different answer later is a conflict with what is recorded
     changed = submit(client, campaign, handout, answer="N", request_id="another")
     assert changed.status_code == 409 and "cannot be changed" in changed.json()["detail"]
@@ -79,17 +82,16 @@ def test_errors_are_clear(tmp_path):
     bad = submit(c1, campaign, handout, source_url="https://example.org/x")
     assert bad.status_code == 400 and "not a verified source" in bad.json()["detail"]
     assert "source_url" in bad.json()
-    assert c1.post(f"/api/campaigns/{campaign.name}/items/{handout['item']['id']}/judgment/", {"answer": "maybe"},
+    assert c1.post(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/judgment/", {"answer": "maybe"},
                    format="json").status_code == 400
-    # someone else's item
-    others = [i for i in Item.objects.filter(campaign=campaign).values_list("pk", flat=True) if i != handout["item"]["id"]]
-    theirs = submit(c2, campaign, {"item": {"id": others[0]}, "request_id": "x"})
+    # someone else's hand-out
+    theirs = submit(c2, campaign, {"hand_out": handout["hand_out"], "request_id": "x"})
     assert theirs.status_code == 403 and "not handed to you" in theirs.json()["detail"]
-    assert c2.get(f"/api/campaigns/{campaign.name}/items/{handout['item']['id']}/").status_code == 403
-    assert c2.post(f"/api/campaigns/{campaign.name}/items/{handout['item']['id']}/skip/").status_code == 403
+    assert c2.get(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/").status_code == 403
+    assert c2.post(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/skip/").status_code == 403
     assert api(outsider).post(f"/api/campaigns/{campaign.name}/next-item/").status_code == 403
     assert c1.post("/api/campaigns/nope/next-item/").status_code == 404
-    assert c1.post(f"/api/campaigns/{campaign.name}/items/999999/judgment/", {}, format="json").status_code == 404
+    assert c1.post(f"/api/campaigns/{campaign.name}/hand-outs/999999/judgment/", {}, format="json").status_code == 404
     assert c1.post(f"/api/campaigns/{campaign.name}/next-adjudication/").status_code == 403  # not an adjudicator
 
 
@@ -106,23 +108,27 @@ def test_adjudication_via_api_and_judges_get_nothing(tmp_path):
     c1 = api(one)
     nothing = c1.post(f"/api/campaigns/{campaign.name}/next-adjudication/")
     assert nothing.status_code == 200 and nothing.json()["item"] is None
-    sneaky = c1.post(f"/api/campaigns/{campaign.name}/items/{item.pk}/adjudication/", {"label": "Y", "reason": "me"},
-                     format="json")
-    assert sneaky.status_code == 403
     cb = api(boss)
     handout = cb.post(f"/api/campaigns/{campaign.name}/next-adjudication/").json()
-    assert handout["item"]["id"] == item.pk
+    assert handout["hand_out"] == Assignment.objects.get(user=boss, kind="adjudicate").pk and "id" not in handout["item"]
+    # one judged the item: not through boss's hand-out, not through one's own judging hand-out
+    for hand_out in (handout["hand_out"], Assignment.objects.get(user=one).pk):
+        sneaky = c1.post(f"/api/campaigns/{campaign.name}/hand-outs/{hand_out}/adjudication/",
+                         {"label": "Y", "reason": "me"}, format="json")
+        assert sneaky.status_code in (403, 404)
     assert sorted(a["answer"] for a in handout["answers"]) == ["N", "Y"]
     assert all(a["source_url"] == WIKI for a in handout["answers"])
     assert "annotator-" not in str(handout) and "one" not in [a["annotator"] for a in handout["answers"]]
-    decided = cb.post(f"/api/campaigns/{campaign.name}/items/{item.pk}/adjudication/",
+    decided = cb.post(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/adjudication/",
                       {"label": "N", "reason": "only British"}, format="json")
     assert decided.status_code == 201, decided.content
+    assert decided.json()["hand_out"] == handout["hand_out"]
     item.refresh_from_db()
     assert (item.status, item.label) == (Item.Status.ADJUDICATED, Label.NO)
-    late = cb.post(f"/api/campaigns/{campaign.name}/items/{item.pk}/adjudication/", {"label": "Y", "reason": "x"},
-                   format="json")
+    late = cb.post(f"/api/campaigns/{campaign.name}/hand-outs/{handout['hand_out']}/adjudication/",
+                   {"label": "Y", "reason": "x"}, format="json")
     assert late.status_code == 409
+    assert str(item.pk) not in late.json()["detail"]
 
 
 def test_session_auth_needs_csrf_and_schema_is_served(tmp_path):
@@ -135,8 +141,9 @@ def test_session_auth_needs_csrf_and_schema_is_served(tmp_path):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
     text = schema.content.decode()
-    for path in ("/api/campaigns/{name}/next-item/", "/api/campaigns/{name}/items/{item_id}/judgment/",
-                 "/api/campaigns/{name}/items/{item_id}/skip/", "/api/campaigns/{name}/next-adjudication/",
-                 "/api/campaigns/{name}/items/{item_id}/adjudication/", "/api/campaigns/{name}/progress/"):
+    for path in ("/api/campaigns/{name}/next-item/", "/api/campaigns/{name}/hand-outs/{hand_out}/judgment/",
+                 "/api/campaigns/{name}/hand-outs/{hand_out}/skip/", "/api/campaigns/{name}/next-adjudication/",
+                 "/api/campaigns/{name}/hand-outs/{hand_out}/adjudication/", "/api/campaigns/{name}/progress/"):
         assert path in text
+    assert "item_id" not in text
     assert client.get("/api/docs/").status_code == 200

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from annotation.models import Item, Judgment, Label
+from annotation.models import Assignment, Item, Judgment, Label
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
 
 CHROMIUM = "/usr/bin/chromium"
@@ -92,6 +92,8 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     assert "Nothing left for you to judge" in page.inner_text("main")
     context.close()
 
+    # the form actions address hand-outs, not items
+    first, second = Assignment.objects.get(pk=first).item_id, Assignment.objects.get(pk=second).item_id
     assert Item.objects.get(pk=first).status == Item.Status.AGREED
     assert Item.objects.get(pk=second).status == Item.Status.CONFLICT
     assert all(j.time_on_task_ms and j.time_on_task_ms > 0 for j in Judgment.objects.all())

@@ -20,14 +20,17 @@ def text(response) -> str:
 
 
 def take_item(client, campaign) -> Item:
+    """The item handed out next, with ``hand_out``: the id the pages address it by (never the item pk)."""
     response = client.get(reverse("annotation:judge_next", args=[campaign.name]))
     assert response.status_code == 302, response.content[:500]
-    item_id = int(response.url.rstrip("/").split("/")[-1])
-    return Item.objects.select_related("tail").get(pk=item_id)
+    hand_out = int(response.url.rstrip("/").split("/")[-1])
+    item = Assignment.objects.select_related("item__tail").get(pk=hand_out).item
+    item.hand_out = hand_out
+    return item
 
 
 def form_data(client, campaign, item, **values) -> dict:
-    page = client.get(reverse("annotation:judge_item", args=[campaign.name, item.pk]))
+    page = client.get(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]))
     assert page.status_code == 200
     data = {"answer": "Y", "source_url": WIKI, "quote": "", "time_on_task_ms": "4200",
             "request_id": page.context["form"].initial["request_id"]}
@@ -53,7 +56,7 @@ def test_judging_page_shows_question_entities_origin_and_records_a_judgment(tmp_
     annotator = member(campaign, "ann", "annotator")
     client.force_login(annotator)
     item = take_item(client, campaign)
-    page = client.get(reverse("annotation:judge_item", args=[campaign.name, item.pk]))
+    page = client.get(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]))
     body = text(page)
     assert f"Is Jeremy Irons's nationality {item.tail.name}?" in body
     assert "English actor" in body and "/film/actor" in body and WIKI in body  # head: description, types, link
@@ -61,14 +64,14 @@ def test_judging_page_shows_question_entities_origin_and_records_a_judgment(tmp_
     assert "(Jeremy Irons, /people/person/nationality, Ireland)" in body  # the sampled test triple behind it
     assert 'name="request_id"' in body and 'name="time_on_task_ms"' in body
     data = form_data(client, campaign, item, quote="Irons is an English actor")
-    response = client.post(reverse("annotation:judge_item", args=[campaign.name, item.pk]), data)
+    response = client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), data)
     assert response.status_code == 302 and response.url == reverse("annotation:judge_next", args=[campaign.name])
     judgment = Judgment.objects.get(item=item, user=annotator)
     assert (judgment.answer, judgment.source_url, judgment.quote, judgment.time_on_task_ms) == (
         Label.YES, WIKI, "Irons is an English actor", 4200)
     # the next page prefills the last source's site and shows the progress
     nxt = take_item(client, campaign)
-    page = client.get(reverse("annotation:judge_item", args=[campaign.name, nxt.pk]))
+    page = client.get(reverse("annotation:judge_item", args=[campaign.name, nxt.hand_out]))
     assert page.context["form"].initial["source_url"] == "https://en.wikipedia.org/wiki/"
     assert "1 judged" in text(page)
 
@@ -79,7 +82,7 @@ def test_double_submit_records_one_judgment(tmp_path, client):
     client.force_login(annotator)
     item = take_item(client, campaign)
     data = form_data(client, campaign, item)
-    url = reverse("annotation:judge_item", args=[campaign.name, item.pk])
+    url = reverse("annotation:judge_item", args=[campaign.name, item.hand_out])
     first = client.post(url, data)
     second = client.post(url, data)
     assert first.status_code == second.status_code == 302
@@ -94,7 +97,7 @@ def test_bad_source_shows_inline_error_and_keeps_the_entered_data(tmp_path, clie
     item = take_item(client, campaign)
     data = form_data(client, campaign, item, answer="N", source_url="https://www.example.com/irons",
                      quote="a quote I typed")
-    response = client.post(reverse("annotation:judge_item", args=[campaign.name, item.pk]), data)
+    response = client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), data)
     assert response.status_code == 400
     body = text(response)
     assert "www.example.com is not a verified source of this campaign" in body
@@ -104,7 +107,7 @@ def test_bad_source_shows_inline_error_and_keeps_the_entered_data(tmp_path, clie
     assert not Judgment.objects.exists()
     # fixing the source saves it
     data["source_url"] = WIKI
-    assert client.post(reverse("annotation:judge_item", args=[campaign.name, item.pk]), data).status_code == 302
+    assert client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), data).status_code == 302
     assert Judgment.objects.get().answer == Label.NO
 
 
@@ -113,7 +116,7 @@ def test_skip_gives_the_item_back_and_never_again(tmp_path, client):
     annotator = member(campaign, "ann", "annotator")
     client.force_login(annotator)
     item = take_item(client, campaign)
-    url = reverse("annotation:judge_skip", args=[campaign.name, item.pk])
+    url = reverse("annotation:judge_skip", args=[campaign.name, item.hand_out])
     assert client.post(url).status_code == 302
     assert client.post(url).status_code == 302  # a double click does no harm
     assert Assignment.objects.get(item=item, user=annotator).state == Assignment.State.SKIPPED
@@ -125,7 +128,7 @@ def test_nothing_left_page(tmp_path, client):
     annotator = member(campaign, "ann", "annotator")
     client.force_login(annotator)
     item = take_item(client, campaign)
-    client.post(reverse("annotation:judge_item", args=[campaign.name, item.pk]), form_data(client, campaign, item))
+    client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), form_data(client, campaign, item))
     page = client.get(reverse("annotation:judge_next", args=[campaign.name]))
     assert page.status_code == 200 and "Nothing left for you to judge" in text(page)
 
@@ -138,7 +141,7 @@ def test_conflict_is_adjudicated_on_the_page(tmp_path, client):
         client.force_login(user)
         item = take_item(client, campaign)
         data = form_data(client, campaign, item, answer=answer, source_url=source, quote=f"quote of {user.username}")
-        assert client.post(reverse("annotation:judge_item", args=[campaign.name, item.pk]), data).status_code == 302
+        assert client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), data).status_code == 302
     item.refresh_from_db()
     assert item.status == Item.Status.CONFLICT
     client.force_login(judge)

@@ -44,7 +44,6 @@ class OriginOut(serializers.Serializer):
 
 
 class ItemOut(serializers.Serializer):
-    id = serializers.IntegerField()
     question = serializers.CharField()
     head = EntityOut()
     relation = RelationOut()
@@ -53,6 +52,7 @@ class ItemOut(serializers.Serializer):
 
 
 class HandoutOut(serializers.Serializer):
+    hand_out = serializers.IntegerField(allow_null=True, help_text="Id of the hand-out: address the work by it")
     item = ItemOut(allow_null=True)
     request_id = serializers.CharField(allow_blank=True)
     expires_at = serializers.DateTimeField(allow_null=True)
@@ -69,6 +69,7 @@ class AnswerOut(serializers.Serializer):
 
 
 class AdjudicationHandoutOut(serializers.Serializer):
+    hand_out = serializers.IntegerField(allow_null=True, help_text="Id of the hand-out: address the decision by it")
     item = ItemOut(allow_null=True)
     answers = AnswerOut(many=True)
     expires_at = serializers.DateTimeField(allow_null=True)
@@ -77,7 +78,7 @@ class AdjudicationHandoutOut(serializers.Serializer):
 
 class JudgmentOut(serializers.Serializer):
     id = serializers.IntegerField()
-    item = serializers.IntegerField()
+    hand_out = serializers.IntegerField(allow_null=True)
     answer = serializers.CharField()
     source_url = serializers.CharField()
     source_domain = serializers.CharField()
@@ -88,7 +89,7 @@ class JudgmentOut(serializers.Serializer):
 
 
 class AdjudicationOut(serializers.Serializer):
-    item = serializers.IntegerField()
+    hand_out = serializers.IntegerField()
     label = serializers.CharField()
     reason = serializers.CharField()
     decided_at = serializers.DateTimeField()

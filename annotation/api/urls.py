@@ -9,9 +9,11 @@ urlpatterns = [
     path("campaigns/", views.CampaignList.as_view(), name="api_campaigns"),
     path("campaigns/<slug:name>/progress/", views.ProgressView.as_view(), name="api_progress"),
     path("campaigns/<slug:name>/next-item/", views.NextItem.as_view(), name="api_next_item"),
-    path("campaigns/<slug:name>/items/<int:item_id>/", views.ItemDetail.as_view(), name="api_item"),
-    path("campaigns/<slug:name>/items/<int:item_id>/judgment/", views.SubmitJudgment.as_view(), name="api_judgment"),
-    path("campaigns/<slug:name>/items/<int:item_id>/skip/", views.Skip.as_view(), name="api_skip"),
+    # Work is addressed by its hand-out (Assignment) id, never by the item's pk (see annotation/urls.py).
+    path("campaigns/<slug:name>/hand-outs/<int:hand_out>/", views.ItemDetail.as_view(), name="api_item"),
+    path("campaigns/<slug:name>/hand-outs/<int:hand_out>/judgment/", views.SubmitJudgment.as_view(), name="api_judgment"),
+    path("campaigns/<slug:name>/hand-outs/<int:hand_out>/skip/", views.Skip.as_view(), name="api_skip"),
     path("campaigns/<slug:name>/next-adjudication/", views.NextAdjudication.as_view(), name="api_next_adjudication"),
-    path("campaigns/<slug:name>/items/<int:item_id>/adjudication/", views.Adjudicate.as_view(), name="api_adjudicate"),
+    path("campaigns/<slug:name>/hand-outs/<int:hand_out>/adjudication/", views.Adjudicate.as_view(),
+         name="api_adjudicate"),
 ]

@@ -1,5 +1,5 @@
-"""API views: thin wrappers over the services (writes) and selectors (reads), with clear 4xx answers:
-400 invalid input or source, 403 not a member / wrong role / not your item, 404 unknown campaign or item,
+"""API views (work addressed by hand-out id, never by item pk): thin wrappers over the services (writes) and selectors (reads), with clear 4xx answers:
+400 invalid input or source, 403 not a member / wrong role / not your item, 404 unknown campaign or hand-out,
 409 conflicts with the recorded state (already judged differently, hand-out closed, item already decided)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import serializers as s
-from annotation.models import Assignment, Item, Judgment, Role
+from annotation.models import Assignment, Judgment, Role
 from annotation.selectors import web
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
@@ -27,12 +27,12 @@ from annotation.services.errors import (
     NotAssigned,
 )
 from annotation.services.judging import submit_judgment
-from annotation.views._common import member_campaign
+from annotation.views._common import member_campaign, own_hand_out, public_message
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorOut, description="invalid input (e.g. source not on the allow-list)"),
-    403: OpenApiResponse(s.ErrorOut, description="not a member, wrong role, or not your item"),
-    404: OpenApiResponse(s.ErrorOut, description="no such campaign or item"),
+    403: OpenApiResponse(s.ErrorOut, description="not a member, wrong role, or not your hand-out"),
+    404: OpenApiResponse(s.ErrorOut, description="no such campaign or hand-out"),
     409: OpenApiResponse(s.ErrorOut, description="conflicts with what is recorded"),
 }
 
@@ -58,27 +58,27 @@ def _campaign(request: Request, name: str, *roles: str):
     return campaign
 
 
-def _item(campaign, item_id: int) -> Item:
-    item = Item.objects.filter(pk=item_id, campaign=campaign).select_related("campaign").first()
-    if item is None:
-        raise NotFound(f"no item {item_id} in campaign {campaign.name}")
-    return item
-
-
-def _ever_handed(item: Item, user, kind: str) -> bool:
-    return Assignment.objects.filter(item=item, user=user, kind=kind).exists()
+def _hand_out(request: Request, campaign, hand_out: int, kind: str = Assignment.Kind.JUDGE) -> Assignment:
+    """The requester's hand-out: 404 when the campaign has no such hand-out, 403 when it is someone else's."""
+    try:
+        return own_hand_out(campaign, request.user, hand_out, kind)
+    except Http404 as exc:
+        raise NotFound(str(exc)) from None
+    except PermissionDenied as exc:
+        raise Forbidden(str(exc)) from None
 
 
 def _handout(assignment: Assignment | None, campaign) -> dict:
     if assignment is None:
-        return {"item": None, "request_id": "", "expires_at": None, "allowed_domains": campaign.allowed_domains,
-                "detail": "nothing left for you to judge in this campaign"}
-    return {"item": web.item_view(assignment.item).as_dict(), "request_id": web.request_id_for(assignment),
-            "expires_at": assignment.expires_at, "allowed_domains": campaign.allowed_domains}
+        return {"hand_out": None, "item": None, "request_id": "", "expires_at": None,
+                "allowed_domains": campaign.allowed_domains, "detail": "nothing left for you to judge in this campaign"}
+    return {"hand_out": assignment.pk, "item": web.item_view(assignment.item).as_dict(),
+            "request_id": web.request_id_for(assignment), "expires_at": assignment.expires_at,
+            "allowed_domains": campaign.allowed_domains}
 
 
 def _judgment(j: Judgment) -> dict:
-    return {"id": j.pk, "item": j.item_id, "answer": j.answer, "source_url": j.source_url,
+    return {"id": j.pk, "hand_out": j.assignment_id, "answer": j.answer, "source_url": j.source_url,
             "source_domain": j.source_domain, "quote": j.quote, "time_on_task_ms": j.time_on_task_ms,
             "request_id": j.request_id, "given_at": j.given_at}
 
@@ -114,22 +114,22 @@ class NextItem(APIView):
 
 
 class ItemDetail(APIView):
-    @extend_schema(responses={200: s.HandoutOut, **ERRORS}, summary="An item handed to me (403 otherwise)")
-    def get(self, request: Request, name: str, item_id: int) -> Response:
+    @extend_schema(responses={200: s.HandoutOut, **ERRORS}, summary="An open hand-out of mine (403 another's)")
+    def get(self, request: Request, name: str, hand_out: int) -> Response:
         campaign = _campaign(request, name, Role.ANNOTATOR)
-        item = _item(campaign, item_id)
-        assignment = web.open_handout(campaign, request.user, item.pk)
-        if assignment is None:
-            raise Forbidden("this item is not handed to you")
+        assignment = _hand_out(request, campaign, hand_out)
+        if not web.is_open(assignment):
+            raise Conflict("this hand-out is closed (answered, skipped or expired); ask for the next item")
         return Response(_handout(assignment, campaign))
 
 
 class SubmitJudgment(APIView):
     @extend_schema(request=s.JudgmentIn, responses={201: s.JudgmentOut, 200: s.JudgmentOut, **ERRORS},
                    summary="Answer an item handed to me (201 new, 200 a repeat of the same request)")
-    def post(self, request: Request, name: str, item_id: int) -> Response:
+    def post(self, request: Request, name: str, hand_out: int) -> Response:
         campaign = _campaign(request, name, Role.ANNOTATOR)
-        item = _item(campaign, item_id)
+        assignment = _hand_out(request, campaign, hand_out)
+        item = assignment.item
         data = s.JudgmentIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -139,33 +139,27 @@ class SubmitJudgment(APIView):
                                        time_on_task_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
         except InvalidSource as exc:
             raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
-        except NotAssigned as exc:
-            if not _ever_handed(item, request.user, Assignment.Kind.JUDGE):
-                raise Forbidden("this item is not handed to you") from None
-            raise Conflict(str(exc)) from None
-        except AlreadyJudged as exc:
-            raise Conflict(str(exc)) from None
+        except (NotAssigned, AlreadyJudged) as exc:
+            raise Conflict(public_message(exc)) from None
         except AnnotationError as exc:
-            raise Conflict(str(exc)) if "request id" in str(exc) else BadRequest(str(exc)) from None
+            message = public_message(exc)
+            raise Conflict(message) if "request id" in message else BadRequest(message) from None
         return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
 
 class Skip(APIView):
     @extend_schema(request=None, responses={200: s.ErrorOut, **ERRORS},
                    summary="Give an item back; it is never handed to me again")
-    def post(self, request: Request, name: str, item_id: int) -> Response:
+    def post(self, request: Request, name: str, hand_out: int) -> Response:
         campaign = _campaign(request, name, Role.ANNOTATOR)
-        item = _item(campaign, item_id)
+        assignment = _hand_out(request, campaign, hand_out)
         try:
-            skip_item(item, request.user)
+            skip_item(assignment.item, request.user)
         except NotAssigned as exc:
-            if not _ever_handed(item, request.user, Assignment.Kind.JUDGE):
-                raise Forbidden("this item is not handed to you") from None
-            already = Assignment.objects.filter(item=item, user=request.user, kind=Assignment.Kind.JUDGE,
-                                                state=Assignment.State.SKIPPED).exists()
-            if not already:
-                raise Conflict(str(exc)) from None
-        return Response({"detail": f"item {item.pk} skipped"})
+            assignment.refresh_from_db()
+            if assignment.state != Assignment.State.SKIPPED:
+                raise Conflict(public_message(exc)) from None
+        return Response({"detail": f"hand-out {assignment.pk} skipped"})
 
 
 class NextAdjudication(APIView):
@@ -178,28 +172,28 @@ class NextAdjudication(APIView):
         except NotAllowed as exc:
             raise Forbidden(str(exc)) from None
         if assignment is None:
-            return Response({"item": None, "answers": [], "expires_at": None, "detail": "no conflict for you to decide"})
-        return Response({"item": web.item_view(assignment.item).as_dict(),
+            return Response({"hand_out": None, "item": None, "answers": [], "expires_at": None,
+                             "detail": "no conflict for you to decide"})
+        return Response({"hand_out": assignment.pk, "item": web.item_view(assignment.item).as_dict(),
                          "answers": web.adjudication_answers(assignment.item), "expires_at": assignment.expires_at})
 
 
 class Adjudicate(APIView):
     @extend_schema(request=s.AdjudicationIn, responses={201: s.AdjudicationOut, **ERRORS},
                    summary="Decide a conflict handed to me")
-    def post(self, request: Request, name: str, item_id: int) -> Response:
+    def post(self, request: Request, name: str, hand_out: int) -> Response:
         campaign = _campaign(request, name, Role.ADJUDICATOR)
-        item = _item(campaign, item_id)
+        assignment = _hand_out(request, campaign, hand_out, Assignment.Kind.ADJUDICATE)
         data = s.AdjudicationIn(data=request.data)
         data.is_valid(raise_exception=True)
-        if not _ever_handed(item, request.user, Assignment.Kind.ADJUDICATE):
-            raise Forbidden("this conflict is not handed to you (ask for the next adjudication first)")
         try:
-            decision = adjudicate(item, request.user, data.validated_data["label"], data.validated_data["reason"])
+            decision = adjudicate(assignment.item, request.user, data.validated_data["label"],
+                                  data.validated_data["reason"])
         except NotAllowed as exc:
-            raise Forbidden(str(exc)) from None
+            raise Forbidden(public_message(exc)) from None
         except InvalidState as exc:
-            raise Conflict(str(exc)) from None
+            raise Conflict(public_message(exc)) from None
         except AnnotationError as exc:
-            raise BadRequest(str(exc)) from None
-        return Response({"item": decision.item_id, "label": decision.label, "reason": decision.reason,
+            raise BadRequest(public_message(exc)) from None
+        return Response({"hand_out": assignment.pk, "label": decision.label, "reason": decision.reason,
                          "decided_at": decision.decided_at}, status=status.HTTP_201_CREATED)

@@ -289,3 +289,27 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
             counters[side] += 1
         rows += [(qids[key], entity, rel) for entity, rel in sorted(answers[key].items())]
     return sorted(rows, key=lambda row: (row[0][:4], _qid_number(row[0]), row[1]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Consistency flags recorded on the campaign's items (the quality page)
+
+@dataclass(frozen=True)
+class FlagCount:
+    kind: str  # single_answer, kg_states, cross_campaign
+    explanation: str
+    items: int  # items carrying a flag of this kind
+    open: int  # of those, still waiting for adjudication (status conflict)
+
+
+def flag_counts(campaign: Campaign) -> list[FlagCount]:
+    """How many items carry each kind of consistency flag (gold checks are never flagged), every kind listed."""
+    items: dict[str, int] = defaultdict(int)
+    waiting: dict[str, int] = defaultdict(int)
+    rows = Item.objects.filter(campaign=campaign, is_gold=False).exclude(flags=[]).values_list("flags", "status")
+    for flags, status in rows.iterator(chunk_size=5000):
+        for kind in {flag.split(":", 1)[0] for flag in flags or []}:
+            items[kind] += 1
+            waiting[kind] += status == Item.Status.CONFLICT
+    kinds = list(FLAG_TEXT) + sorted(set(items) - set(FLAG_TEXT))
+    return [FlagCount(kind, FLAG_TEXT.get(kind, kind), items[kind], waiting[kind]) for kind in kinds]

@@ -72,9 +72,9 @@ class OriginTriple:
 
 @dataclass
 class ItemView:
-    """What a judge sees of an item: no status, no gold flag, no other judgment."""
+    """What a judge sees of an item: no id, no status, no gold flag, no other judgment. The work is addressed
+    by its hand-out id (``Assignment.pk``) instead: item pks would tell gold checks (created last) apart."""
 
-    id: int
     question: str
     head: EntityView
     relation_key: str
@@ -84,7 +84,7 @@ class ItemView:
 
     def as_dict(self) -> dict:
         return {
-            "id": self.id, "question": self.question, "head": self.head.as_dict(),
+            "question": self.question, "head": self.head.as_dict(),
             "relation": {"key": self.relation_key, "text": self.relation_text}, "tail": self.tail.as_dict(),
             "origins": [o.as_dict() for o in self.origins],
         }
@@ -121,7 +121,7 @@ def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
 def item_view(item: Item) -> ItemView:
     item = Item.objects.select_related("head", "tail", "relation", "campaign__pool").get(pk=item.pk)
     return ItemView(
-        item.pk, item_question(item), EntityView.of(item.head), item.relation.key, item.relation.text,
+        item_question(item), EntityView.of(item.head), item.relation.key, item.relation.text,
         EntityView.of(item.tail), origin_triples(item),
     )
 
@@ -138,6 +138,19 @@ def open_handout(campaign: Campaign, user, item_id: int, kind: str = Assignment.
     )
 
 
+def hand_out_in(campaign: Campaign, hand_out: int, kind: str = Assignment.Kind.JUDGE) -> Assignment | None:
+    """The hand-out ``hand_out`` (any user, any state) of the campaign, of ``kind``; None when there is none."""
+    return (
+        Assignment.objects.filter(pk=hand_out, item__campaign=campaign, kind=kind)
+        .select_related("item__campaign")
+        .first()
+    )
+
+
+def is_open(assignment: Assignment, *, now: datetime | None = None) -> bool:
+    return assignment.state == Assignment.State.OPEN and assignment.expires_at > (now or timezone.now())
+
+
 def own_judgment(item_id: int, user) -> Judgment | None:
     return Judgment.objects.filter(item_id=item_id, user=user).first()
 
@@ -151,6 +164,29 @@ def adjudication_answers(item: Item) -> list[dict]:
             "source_url": j.source_url, "source_domain": j.source_domain, "quote": j.quote,
         })
     return answers
+
+
+def safe_link(url: str) -> str:
+    """``url`` when it is an http(s) link (what a source URL must be), else '' (never a javascript: link)."""
+    return url if urlsplit(url or "").scheme in ("http", "https") else ""
+
+
+def adjudication_evidence(item: Item) -> dict:
+    """The adjudication page's view of ``selectors.quality.adjudication_case``: both annotators' evidence side
+    by side (annotators as A, B), each source as a safe link, and the consistency flags explained."""
+    from annotation.selectors.quality import adjudication_case
+
+    case = adjudication_case(item)
+    evidence = []
+    for n, e in enumerate(case.evidence):
+        evidence.append({
+            "annotator": chr(ord("A") + n), "answer": e.answer,
+            "answer_display": dict(Judgment._meta.get_field("answer").choices).get(e.answer, e.answer),
+            "source_url": e.source_url, "link": safe_link(e.source_url), "source_domain": e.source_domain,
+            "quote": e.quote, "given_at": e.given_at,
+            "seconds": None if e.time_on_task_ms is None else round(e.time_on_task_ms / 1000, 1),
+        })
+    return {"evidence": evidence, "flags": case.flags}
 
 
 def source_prefill(campaign: Campaign, user) -> str:

@@ -9,7 +9,10 @@ the campaign's own items.
 How they are served (see ``services/distribution.next_item``): a gold item sits in the same shuffled queue
 (``queue_key`` drawn like every other item's), is handed to EVERY annotator once (not limited to
 ``judgments_per_item``: each annotator's accuracy needs their own answers), never gets a final label, never
-reaches adjudication, exports or agreement statistics. The count follows the campaign's ``gold_rate`` of the
+reaches adjudication, exports or agreement statistics. To read like the pool's items on the judging page
+(which shows the sampled test triple whose question retrieved an item), gold triples answer the sample's
+questions where the KG allows: Y checks are train triples (h, r, t) of a question (h, r, ?) or (?, r, t)
+asked by the sample, N checks corrupt the answer of such a question; other triples only make up a shortfall. The count follows the campaign's ``gold_rate`` of the
 items people judge (items labelled by a rule, imported or reused do not count): rate 5% and 1,000 items to
 judge -> 50 gold checks, half Y (rounded up) and half N. Each annotator therefore meets about ``gold_rate``
 gold checks per item of work.
@@ -27,7 +30,7 @@ from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL, type_rule
 from annotation.models import Assignment, Campaign, Item, Label
 from annotation.selectors.filtering import kg_categories, kg_type_table
 from annotation.services.errors import AnnotationError
-from pooling.models import Entity, Relation
+from pooling.models import Entity, Question, Relation
 from pooling.selectors.kg import kg_triples
 
 # Items people judge (gold checks are counted against these).
@@ -127,11 +130,22 @@ def draw_gold_triples(
         h, r, t = triple
         return entity_pk[h], relation_pk[r], entity_pk[t]
 
+    # The sample's questions as (side, anchor index, relation index): a gold triple answering one of them gets
+    # the same "why this question" origin on the judging page as a pooled item (see selectors.web.origin_triples).
+    questions = sorted(
+        (side, anchor, rel) for side, anchor, rel in Question.objects.filter(sample_id=campaign.pool.sample_id)
+        .values_list("side", "anchor__index", "relation__index")
+    )
+    asked = set(questions)
+
     yes: list[tuple[int, int, int]] = []
     if n_yes:
-        order = list(range(len(train)))
-        rng.shuffle(order)
-        for i in order:
+        connected, others = [], []
+        for i, (h, r, t) in enumerate(train.tolist()):
+            (connected if (TAIL, h, r) in asked or (HEAD, t, r) in asked else others).append(i)
+        rng.shuffle(connected)
+        rng.shuffle(others)
+        for i in connected + others:
             triple = tuple(train[i].tolist())
             if triple in taken:
                 continue
@@ -143,19 +157,33 @@ def draw_gold_triples(
     if n_no and len(train) and kg.num_entities > 1:
         table = kg_type_table(kg)
         categories = np.asarray(kg_categories(kg))
+
+        def ruled_out(candidate, side) -> bool:
+            if candidate in known or candidate in taken:
+                return False
+            # The corrupted side answers the question (?, r, t) / (h, r, ?), which already has a known answer.
+            r = candidate[1]
+            impossible = categories[r] in SINGLE_ANSWER[side]
+            return bool(impossible or type_rule(np.array([candidate], dtype=np.int64), table)[0])
+
+        # First the sample's questions (anchor, r, ?) / (?, r, anchor) with a wrong answer, then train triples.
+        for _attempt in range(ATTEMPTS_PER_NEGATIVE * n_no if questions else 0):
+            if len(no) == n_no:
+                break
+            side, anchor, r = questions[rng.randrange(len(questions))]
+            other = rng.randrange(kg.num_entities)
+            candidate = (anchor, r, other) if side == TAIL else (other, r, anchor)
+            if other != anchor and ruled_out(candidate, side):
+                taken.add(candidate)
+                no.append(to_pks(candidate))
         for _attempt in range(ATTEMPTS_PER_NEGATIVE * n_no):
+            if len(no) == n_no:
+                break
             h, r, t = train[rng.randrange(len(train))].tolist()
             side = rng.choice((HEAD, TAIL))
             other = rng.randrange(kg.num_entities)
             candidate = (other, r, t) if side == HEAD else (h, r, other)
-            if candidate in known or candidate in taken:
-                continue
-            # The corrupted side answers the question (?, r, t) / (h, r, ?), which already has a known answer.
-            impossible = categories[r] in SINGLE_ANSWER[side]
-            if not impossible and not type_rule(np.array([candidate], dtype=np.int64), table)[0]:
-                continue
-            taken.add(candidate)
-            no.append(to_pks(candidate))
-            if len(no) == n_no:
-                break
+            if ruled_out(candidate, side):
+                taken.add(candidate)
+                no.append(to_pks(candidate))
     return yes, no

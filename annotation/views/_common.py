@@ -1,12 +1,16 @@
 """Helpers shared by the page views: campaign lookup and access checks."""
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from annotation.models import Campaign, Role
+from annotation.models import Assignment, Campaign, Role
 from annotation.selectors.campaigns import user_roles
-from annotation.selectors.web import can_manage
+from annotation.selectors.web import can_manage, hand_out_in
+
+_ITEM_PK = re.compile(r"\bitem \d+")
 
 
 def campaign_or_404(name: str) -> Campaign:
@@ -35,11 +39,28 @@ def managed_campaign(name: str, user) -> Campaign:
     return campaign
 
 
+def own_hand_out(campaign: Campaign, user, hand_out: int, kind: str = Assignment.Kind.JUDGE) -> Assignment:
+    """The user's hand-out ``hand_out`` (any state): 404 when the campaign has none, 403 when it is another's."""
+    assignment = hand_out_in(campaign, hand_out, kind)
+    if assignment is None:
+        raise Http404(f"no hand-out {hand_out} in campaign {campaign.name}")
+    if assignment.user_id != user.pk:
+        raise PermissionDenied("this item is not handed to you" if kind == Assignment.Kind.JUDGE
+                               else "this conflict is not handed to you")
+    return assignment
+
+
+def public_message(exc: Exception) -> str:
+    """A service error as shown to annotators: item pks replaced (they would tell gold checks apart)."""
+    return _ITEM_PK.sub("this item", str(exc))
+
+
 def nav_context(campaign: Campaign, user, roles: set[str] | None = None) -> dict:
     roles = user_roles(campaign, user) if roles is None else roles
     return {
         "campaign": campaign,
         "is_annotator": Role.ANNOTATOR in roles,
         "is_adjudicator": Role.ADJUDICATOR in roles,
+        "is_expert": Role.EXPERT in roles,
         "can_manage": can_manage(campaign, user),
     }

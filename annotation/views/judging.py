@@ -5,17 +5,17 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.forms import AdjudicationForm, JudgmentForm
-from annotation.models import Assignment, Item, Role
+from annotation.models import Assignment, Role
 from annotation.selectors import web
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, InvalidState, NotAllowed, NotAssigned
 from annotation.services.judging import submit_judgment
-from annotation.views._common import member_campaign, nav_context
+from annotation.views._common import member_campaign, nav_context, own_hand_out, public_message
 
 
 @login_required
@@ -41,37 +41,42 @@ def judge_next(request: HttpRequest, name: str) -> HttpResponse:
         context = nav_context(campaign, request.user, roles)
         context.update(progress=web.progress(campaign, request.user), what="judge")
         return render(request, "annotation/done.html", context)
-    return redirect("annotation:judge_item", name=campaign.name, item_id=assignment.item_id)
+    return redirect("annotation:judge_item", name=campaign.name, hand_out=assignment.pk)
 
 
 def _judge_page(request, campaign, roles, assignment: Assignment, form: JudgmentForm, status: int = 200):
     context = nav_context(campaign, request.user, roles)
     context.update(
-        item=web.item_view(assignment.item), form=form, assignment=assignment,
+        item=web.item_view(assignment.item), form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
     )
     return render(request, "annotation/judge.html", context, status=status)
 
 
+def _closed(request, campaign, assignment: Assignment) -> HttpResponse:
+    """The user's own hand-out is no longer open (answered, skipped, expired): on to the next item."""
+    if web.own_judgment(assignment.item_id, request.user) is not None:
+        messages.info(request, "You already judged that item.")
+    else:
+        messages.warning(request, "That hand-out is closed; here is your next item.")
+    return redirect("annotation:judge_next", name=campaign.name)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
-def judge_item(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
+def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     campaign, roles = member_campaign(name, request.user, Role.ANNOTATOR)
-    item = get_object_or_404(Item, pk=item_id, campaign=campaign)
+    assignment = own_hand_out(campaign, request.user, hand_out)
+    item = assignment.item
     if request.method == "GET":
-        assignment = web.open_handout(campaign, request.user, item.pk)
-        if assignment is None:
-            if web.own_judgment(item.pk, request.user) is not None:
-                messages.info(request, "You already judged that item.")
-                return redirect("annotation:judge_next", name=campaign.name)
-            raise PermissionDenied("this item is not handed to you")
+        if not web.is_open(assignment):
+            return _closed(request, campaign, assignment)
         form = JudgmentForm(initial={
             "request_id": web.request_id_for(assignment), "source_url": web.source_prefill(campaign, request.user),
         })
         return _judge_page(request, campaign, roles, assignment, form)
 
     form = JudgmentForm(request.POST)
-    assignment = web.open_handout(campaign, request.user, item.pk)
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -81,38 +86,29 @@ def judge_item(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
             )
         except InvalidSource as exc:
             form.add_error("source_url", str(exc))
-        except AlreadyJudged as exc:
-            messages.warning(request, str(exc))
-            return redirect("annotation:judge_next", name=campaign.name)
-        except NotAssigned as exc:
-            if not Assignment.objects.filter(item=item, user=request.user, kind=Assignment.Kind.JUDGE).exists():
-                raise PermissionDenied(str(exc)) from None
-            messages.warning(request, str(exc))
+        except (AlreadyJudged, NotAssigned) as exc:
+            messages.warning(request, public_message(exc))
             return redirect("annotation:judge_next", name=campaign.name)
         except AnnotationError as exc:
-            form.add_error(None, str(exc))
+            form.add_error(None, public_message(exc))
         else:
             messages.success(request, "Saved.")
             return redirect("annotation:judge_next", name=campaign.name)
-    if assignment is None:  # invalid form on an item no longer (or never) handed out
-        if not Assignment.objects.filter(item=item, user=request.user, kind=Assignment.Kind.JUDGE).exists():
-            raise PermissionDenied("this item is not handed to you")
-        messages.warning(request, "That hand-out is closed; here is your next item.")
-        return redirect("annotation:judge_next", name=campaign.name)
+    assignment.refresh_from_db()
+    if not web.is_open(assignment):  # invalid form on a hand-out that closed meanwhile
+        return _closed(request, campaign, assignment)
     return _judge_page(request, campaign, roles, assignment, form, status=400)
 
 
 @login_required
 @require_POST
-def judge_skip(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
+def judge_skip(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     campaign, _roles = member_campaign(name, request.user, Role.ANNOTATOR)
-    item = get_object_or_404(Item, pk=item_id, campaign=campaign)
+    assignment = own_hand_out(campaign, request.user, hand_out)
     try:
-        skip_item(item, request.user)
+        skip_item(assignment.item, request.user)
     except NotAssigned:
-        if not Assignment.objects.filter(item=item, user=request.user, kind=Assignment.Kind.JUDGE).exists():
-            raise PermissionDenied("this item is not handed to you") from None
-        # already skipped or answered (a double click): nothing to do
+        pass  # already skipped or answered (a double click): nothing to do
     else:
         messages.info(request, "Skipped.")
     return redirect("annotation:judge_next", name=campaign.name)
@@ -128,39 +124,35 @@ def adjudicate_next(request: HttpRequest, name: str) -> HttpResponse:
         context = nav_context(campaign, request.user, roles)
         context.update(progress=web.progress(campaign, request.user), what="adjudicate")
         return render(request, "annotation/done.html", context)
-    return redirect("annotation:adjudicate_item", name=campaign.name, item_id=assignment.item_id)
+    return redirect("annotation:adjudicate_item", name=campaign.name, hand_out=assignment.pk)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def adjudicate_item(request: HttpRequest, name: str, item_id: int) -> HttpResponse:
+def adjudicate_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     campaign, roles = member_campaign(name, request.user, Role.ADJUDICATOR)
-    item = get_object_or_404(Item, pk=item_id, campaign=campaign)
-    assignment = web.open_handout(campaign, request.user, item.pk, Assignment.Kind.ADJUDICATE)
+    assignment = own_hand_out(campaign, request.user, hand_out, Assignment.Kind.ADJUDICATE)
+    item = assignment.item
     form = AdjudicationForm(request.POST or None)
-    if request.method == "POST":
-        if assignment is None and not Assignment.objects.filter(
-            item=item, user=request.user, kind=Assignment.Kind.ADJUDICATE
-        ).exists():
-            raise PermissionDenied("this conflict is not handed to you")
-        if form.is_valid():
-            try:
-                adjudicate(item, request.user, form.cleaned_data["label"], form.cleaned_data["reason"])
-            except NotAllowed as exc:
-                raise PermissionDenied(str(exc)) from None
-            except InvalidState as exc:
-                messages.warning(request, str(exc))
-                return redirect("annotation:adjudicate_next", name=campaign.name)
-            except AnnotationError as exc:
-                form.add_error(None, str(exc))
-            else:
-                messages.success(request, "Decision saved.")
-                return redirect("annotation:adjudicate_next", name=campaign.name)
-    if assignment is None:
-        raise PermissionDenied("this conflict is not handed to you")
+    if request.method == "POST" and form.is_valid():
+        try:
+            adjudicate(item, request.user, form.cleaned_data["label"], form.cleaned_data["reason"])
+        except NotAllowed as exc:
+            raise PermissionDenied(public_message(exc)) from None
+        except InvalidState as exc:
+            messages.warning(request, public_message(exc))
+            return redirect("annotation:adjudicate_next", name=campaign.name)
+        except AnnotationError as exc:
+            form.add_error(None, public_message(exc))
+        else:
+            messages.success(request, "Decision saved.")
+            return redirect("annotation:adjudicate_next", name=campaign.name)
+    if not web.is_open(assignment):  # decided meanwhile, or the hand-out lapsed: on to the next conflict
+        messages.info(request, "That conflict is no longer handed to you; here is the next one.")
+        return redirect("annotation:adjudicate_next", name=campaign.name)
     context = nav_context(campaign, request.user, roles)
     context.update(
-        item=web.item_view(item), answers=web.adjudication_answers(item), form=form, assignment=assignment,
+        item=web.item_view(item), case=web.adjudication_evidence(item), form=form, hand_out=assignment.pk,
         progress=web.progress(campaign, request.user),
     )
     return render(request, "annotation/adjudicate.html", context, status=400 if form.errors else 200)

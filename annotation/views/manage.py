@@ -15,14 +15,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.forms import DomainsForm, FilterForm, MemberForm, TemplateForm
 from annotation.lib.rules import RULES
 from annotation.lib.templates import TemplateError
+from annotation.models import Item
 from annotation.selectors import web
 from annotation.selectors.agreement import agreement
 from annotation.selectors.filtering import filter_preview
+from annotation.selectors.gold import gold_summary, gold_warnings
 from annotation.selectors.templates import campaign_templates, template_preview
 from annotation.services.campaigns import add_member, remove_member, set_allowed_domains
 from annotation.services.errors import AnnotationError
 from annotation.services.exports import FORMATS, export_judgments
 from annotation.services.filtering import apply_filter, revert_auto_labels
+from annotation.services.reuse import reused_count
 from annotation.services.templates import reset_template, set_template
 from annotation.views._common import managed_campaign, nav_context
 from pooling.models import Relation
@@ -34,6 +37,8 @@ EXPORT_FILES = {
     "qrels": ("qrels.txt", "text/plain"),
     "jsonl": ("provenance.jsonl", "application/x-ndjson"),
     "csv": ("provenance.csv", "text/csv"),
+    "labels-origin": ("labels-origin.tsv", "text/tab-separated-values"),
+    "qrels-annotator": ("qrels.txt", "text/plain"),
 }
 PER_ANNOTATOR = ("qrels-annotator",)  # formats of one annotator's own answers (?annotator=USERNAME)
 AGREEMENT_GROUPS = (("overall", "Overall"), ("pair", "Per annotator pair"), ("relation", "Per relation"),
@@ -50,12 +55,15 @@ def _context(request, campaign, **extra) -> dict:
 def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     campaign = managed_campaign(name, request.user)
     counts = web.status_counts(campaign)
+    members = web.member_rows(campaign)
     total = sum(n for _s, _l, n in counts) or 1
     bars = [(s, label, n, round(100 * n / total, 2)) for s, label, n in counts]
     return render(request, "annotation/manage/dashboard.html", _context(
         request, campaign, counts=bars, progress=web.progress(campaign, request.user), formats=[f for f in FORMATS if f not in PER_ANNOTATOR],
         per_annotator=[f for f in FORMATS if f in PER_ANNOTATOR],
-        members=web.member_rows(campaign),
+        members=members, judges=[m for m in members if m["judged"]],
+        gold=gold_summary(campaign), gold_warnings=len(gold_warnings(campaign)), reused=reused_count(campaign),
+        flagged=Item.objects.filter(campaign=campaign, is_gold=False).exclude(flags=[]).count(),
     ))
 
 
