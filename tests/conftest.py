@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("KGPOOL_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")

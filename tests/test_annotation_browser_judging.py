@@ -23,9 +23,10 @@ pytestmark = [
 
 
 @pytest.fixture
-def browser():
+def browser(monkeypatch):
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright==1.65.2")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+    # Playwright's sync API runs an event loop; scoped to this test so later subprocesses don't inherit it.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b

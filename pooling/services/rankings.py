@@ -1,4 +1,5 @@
-"""Writes: rankings of systems on a sample's questions (computed here or imported from TREC run files).
+"""Writes: rankings of systems on a sample's questions (computed here or imported from TREC run files or
+score matrices).
 
 Rows of every ranking follow ``Question.position``; candidates exclude all known triples (train + valid +
 test); targets are the sample's answers of each question, so a ranking also yields the sparse filtered ranks.
@@ -170,11 +171,7 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
 
     path = Path(path)
     kg = sample.kg
-    name = name.strip()
-    if not name or slugify(name) != name:
-        raise RunImportError(f"system name {name!r} must be a slug (letters, digits, - and _)")
-    if System.objects.filter(kg=kg, name=name).exists():
-        raise RunImportError(f"a system named {name!r} already exists in {kg.name}")
+    name = _new_system_name(kg, name, RunImportError)
     try:
         run = read_run(path)
     except TrecFormatError as exc:
@@ -213,19 +210,245 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
         chunk_rows = np.arange(start, stop, dtype=np.int64)
         part = rank(score_fn_from_matrix(matrix), sq.questions.take(chunk_rows), num_entities=num_entities,
                     filter=filter_sets.take(chunk_rows), targets=sq.answers.take(chunk_rows), k=k)
-        unretrieved = ~(part.topk_scores > -np.inf)  # -inf (not in the run) and NaN padding
-        part.topk_entities[unretrieved] = -1
-        part.topk_scores[unretrieved] = np.nan
-        parts.append(part)
+        parts.append(_drop_unscored(part))  # -inf: not in the run
     result = concat_results(parts)
+    return _store_imported(sample, name, result,
+                           {"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name,
+                            "description": description})
 
+
+# ------------------------------------------------------------------------------------ score matrix import
+class ScoresImportError(RunImportError):
+    """A score matrix (or its entity / question index) was refused; the message names the file. Nothing was written."""
+
+
+def import_scores(
+    sample: Sample,
+    scores_path: Path | str,
+    *,
+    name: str,
+    entity_index_path: Path | str | None = None,
+    questions_path: Path | str | None = None,
+    description: str = "",
+    k: int | None = None,
+) -> System:
+    """Import a per-question score matrix of a system trained elsewhere as a system + ranking on the sample.
+
+    ``scores_path`` is a ``.npy`` float array (Q, E) or an ``.npz`` with ``scores`` (Q, E) and optionally
+    ``entities`` (E,) and ``qids`` (Q,) strings (never pickled objects). Columns are the KG's entity indices
+    0..E-1 unless an entity index (``entity_index_path``, one entity key per line, or the npz ``entities``)
+    names the entity of each column; rows follow ``Question.position`` unless qids (``questions_path``, one
+    qid per line in row order, or the npz ``qids``) name the question of each row. Every entity and every
+    question of the sample must be scored exactly once. NaN scores count as -inf (rank last, never pooled).
+    The matrix is ranked by the engine exactly like a trained system (known triples filtered, the sample's
+    answers as targets) to depth ``k`` (default: every candidate). Validation happens before any write.
+    """
+    from pooling.engine.ranking import rank, score_fn_from_matrix
+
+    error = ScoresImportError
+    path = Path(scores_path)
+    kg = sample.kg
+    name = _new_system_name(kg, name, error)
+    if k is not None and k < 1:
+        raise error(f"k must be >= 1, got {k}")
+    matrix, npz_entities, npz_qids = _read_score_file(path)
+    num_rows, num_columns = matrix.shape
+    sq = sample_questions(sample)
+    num_entities, num_questions = kg.num_entities, len(sq)
+    if num_questions == 0:
+        raise error(f"sample {sample.name} has no questions")
+
+    # columns -> entity indices
+    if entity_index_path is not None and npz_entities is not None:
+        raise error(f"{path} holds an `entities` array and an entity index file was also given: use one")
+    if entity_index_path is not None:
+        columns = _text_index(Path(entity_index_path), {key: i for i, key in enumerate(entity_keys(kg))},
+                              "entity", f"an entity of {kg.name}")
+        column_source = f"{entity_index_path}"
+    elif npz_entities is not None:
+        columns = _array_index(path, "entities", npz_entities, {key: i for i, key in enumerate(entity_keys(kg))},
+                               f"an entity of {kg.name}")
+        column_source = f"{path} (entities)"
+    else:
+        columns, column_source = None, None
+    if columns is None:
+        if num_columns != num_entities:
+            raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} entities "
+                        "(without an entity index, columns are the entity indices 0..E-1)")
+    else:
+        if columns.size != num_columns:
+            raise error(f"{column_source} names {columns.size} entities but the matrix in {path} has "
+                        f"{num_columns} columns")
+        if columns.size != num_entities:
+            missing = np.setdiff1d(np.arange(num_entities), columns)
+            keys = entity_keys(kg)
+            raise error(f"{column_source} misses {missing.size} of the {num_entities} entities of {kg.name} "
+                        f"(e.g. {', '.join(repr(keys[i]) for i in missing[:3])}); every entity needs a score")
+
+    # rows -> sample rows
+    if questions_path is not None and npz_qids is not None:
+        raise error(f"{path} holds a `qids` array and a questions file was also given: use one")
+    row_of = {qid: row for row, qid in enumerate(sq.qids)}
+    what = f"a question of sample {sample.name} (its qids are head0.., tail0..)"
+    if questions_path is not None:
+        rows = _text_index(Path(questions_path), row_of, "qid", what, field=lambda line: line.split("\t")[0].strip())
+        row_source = f"{questions_path}"
+    elif npz_qids is not None:
+        rows = _array_index(path, "qids", npz_qids, row_of, what)
+        row_source = f"{path} (qids)"
+    else:
+        rows, row_source = None, None
+    if rows is None:
+        if num_rows != num_questions:
+            raise error(f"{path}: the matrix has {num_rows} rows but sample {sample.name} has {num_questions} "
+                        "questions (without qids, rows follow the questions' positions)")
+    else:
+        if rows.size != num_rows:
+            raise error(f"{row_source} names {rows.size} questions but the matrix in {path} has {num_rows} rows")
+        if rows.size != num_questions:
+            missing = np.setdiff1d(np.arange(num_questions), rows)
+            raise error(f"{row_source} misses {missing.size} of the {num_questions} questions of sample "
+                        f"{sample.name} (e.g. {', '.join(sq.qids[i] for i in missing[:3])}); every question "
+                        "needs a row")
+
+    # align: row i = question i of the sample, column e = entity e
+    if rows is not None or columns is not None:
+        aligned = np.empty_like(matrix)
+        row_index = rows if rows is not None else np.arange(num_rows)
+        column_index = columns if columns is not None else np.arange(num_columns)
+        aligned[row_index[:, None], column_index[None, :]] = matrix
+        matrix = aligned
+    filter_sets = question_filter(kg, sq.questions)
+    if k is None:
+        k = max(1, num_entities - int(filter_sets.lengths.min()))
+    result = _drop_unscored(rank(score_fn_from_matrix(matrix), sq.questions, num_entities=num_entities,
+                                 filter=filter_sets, targets=sq.answers, k=k))
+    config = {"scores_file": str(path.resolve()), "sample": sample.name, "description": description}
+    if entity_index_path is not None:
+        config["entity_index_file"] = str(Path(entity_index_path).resolve())
+    if questions_path is not None:
+        config["questions_file"] = str(Path(questions_path).resolve())
+    return _store_imported(sample, name, result, config)
+
+
+def _read_score_file(path: Path) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(scores (Q, E) float, entities or None, qids or None) of a .npy / .npz file; pickled objects refused."""
+    error = ScoresImportError
+    if not path.is_file():
+        raise error(f"{path}: no such file")
+    entities = qids = None
+    try:
+        with open(path, "rb") as stream:
+            magic = stream.read(6)
+            stream.seek(0)
+            if magic != b"\x93NUMPY" and not magic.startswith(b"PK\x03\x04"):
+                raise error(f"{path}: cannot read the score file: not a .npy or .npz file (pickles are refused)")
+            loaded = np.load(stream, allow_pickle=False)
+            if isinstance(loaded, np.lib.npyio.NpzFile):
+                with loaded:
+                    if "scores" not in loaded.files:
+                        raise error(f"{path}: the npz file has no `scores` array (it has: "
+                                    f"{', '.join(loaded.files) or 'nothing'})")
+                    scores = loaded["scores"]
+                    entities = loaded["entities"] if "entities" in loaded.files else None
+                    qids = loaded["qids"] if "qids" in loaded.files else None
+            elif isinstance(loaded, np.ndarray):
+                scores = loaded
+            else:
+                raise error(f"{path}: not a .npy or .npz file")
+    except ScoresImportError:
+        raise
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise error(f"{path}: holds pickled object arrays, which are refused; save plain numeric / string "
+                        "arrays") from None
+        raise error(f"{path}: cannot read the score file ({exc})") from None
+    except Exception as exc:  # corrupt zip, truncated array, unreadable file...
+        raise error(f"{path}: cannot read the score file ({type(exc).__name__}: {exc})") from None
+    if scores.ndim != 2:
+        raise error(f"{path}: scores must be a 2-d array (questions, entities), got shape {scores.shape}")
+    if scores.dtype.kind == "f":
+        pass
+    elif scores.dtype.kind in "iu":
+        scores = scores.astype(np.float64)
+    else:
+        raise error(f"{path}: scores must be numbers (float), got dtype {scores.dtype}")
+    if scores.shape[0] == 0 or scores.shape[1] == 0:
+        raise error(f"{path}: the score matrix is empty (shape {scores.shape})")
+    return scores, entities, qids
+
+
+def _array_index(path: Path, array: str, values: np.ndarray, index_of: dict[str, int], what: str) -> np.ndarray:
+    """The indices named by an npz string array (one per row / column), refusing unknown or repeated names."""
+    error = ScoresImportError
+    if values.ndim != 1:
+        raise error(f"{path}: `{array}` must be a 1-d array of strings, got shape {values.shape}")
+    if values.dtype.kind not in "US":
+        raise error(f"{path}: `{array}` must hold strings, got dtype {values.dtype}")
+    names = [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value) for value in values.tolist()]
+    result = np.empty(len(names), dtype=np.int64)
+    first: dict[str, int] = {}
+    for position, key in enumerate(names):
+        if key not in index_of:
+            raise error(f"{path}: {array}[{position}] {key!r} is not {what}")
+        if key in first:
+            raise error(f"{path}: {array}[{position}] {key!r} repeats {array}[{first[key]}]")
+        first[key] = position
+        result[position] = index_of[key]
+    return result
+
+
+def _text_index(path: Path, index_of: dict[str, int], noun: str, what: str,
+                field: Callable[[str], str] = str.strip) -> np.ndarray:
+    """The indices named by a text file with one name per line, refusing unknown, repeated or empty lines."""
+    error = ScoresImportError
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read the file ({exc})") from None
+    result = []
+    first: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        key = field(line)
+        if not key:
+            raise error(f"{path}:{number}: empty line (expected one {noun} per line)")
+        if key not in index_of:
+            raise error(f"{path}:{number}: {noun} {key!r} is not {what}")
+        if key in first:
+            raise error(f"{path}:{number}: {noun} {key!r} repeats line {first[key]}")
+        first[key] = number
+        result.append(index_of[key])
+    return np.array(result, dtype=np.int64)
+
+
+# ------------------------------------------------------------------------------------ shared by the importers
+def _new_system_name(kg: Any, name: str, error: type[RunImportError]) -> str:
+    """The stripped name of a new imported system, refused when not a slug or already taken in the KG."""
+    name = name.strip()
+    if not name or slugify(name) != name:
+        raise error(f"system name {name!r} must be a slug (letters, digits, - and _)")
+    if System.objects.filter(kg=kg, name=name).exists():
+        raise error(f"a system named {name!r} already exists in {kg.name}")
+    return name
+
+
+def _drop_unscored(part: "RankingResult") -> "RankingResult":
+    """Top-k slots scored -inf (not retrieved / NaN) become padding (-1 / NaN), so they are never pooled."""
+    unretrieved = ~(part.topk_scores > -np.inf)  # -inf and NaN padding
+    part.topk_entities[unretrieved] = -1
+    part.topk_scores[unretrieved] = np.nan
+    return part
+
+
+def _store_imported(sample: Sample, name: str, result: "RankingResult", config: dict[str, Any]) -> System:
+    """Write an imported system and its ranking on the sample together: one transaction, the file written
+    atomically last and removed again if the transaction fails."""
     relative = None
     try:
         with transaction.atomic():
             system = System.objects.create(
-                kg=kg, name=name, architecture="", origin=System.Origin.IMPORTED, status=System.Status.READY,
-                config={"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name,
-                        "description": description},
+                kg=sample.kg, name=name, architecture="", origin=System.Origin.IMPORTED, status=System.Status.READY,
+                config=config,
             )
             relative = f"rankings/{sample.pk}/{system.pk}-{system.name}.npz"
             save_arrays(relative, **result.to_arrays())

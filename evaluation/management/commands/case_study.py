@@ -7,7 +7,6 @@ filters, coverage by the published judgments, evaluation on sparse vs completed 
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from django.conf import settings
@@ -17,7 +16,7 @@ STUDIES = {"fb15k237": ("fb15k-237", "fb15k-237", "fb15k-237-pooled")}
 
 
 def shared_data_dir() -> Path:
-    return Path(os.environ.get("KGPOOL_SHARED_DATA") or Path(settings.BASE_DIR).parent / "shared" / "data")
+    return Path(settings.KGPOOL_SHARED_DATA)
 
 
 class Command(BaseCommand):
