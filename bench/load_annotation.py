@@ -236,6 +236,19 @@ async def run_level(base: str, campaign: str, tokens: list[str], seconds: float,
     return stats, elapsed
 
 
+async def warm_up(base: str, campaign: str, tokens: list[str], rounds: int) -> None:
+    """Read-only requests from many clients at once, so every server worker has opened its database connection
+    and run the auth/API code once before anything is measured (a fresh worker's first request is ~10x slower)."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0)) as client:
+        for _ in range(rounds):
+            await asyncio.gather(*(
+                client.get(f"{base}/api/campaigns/{campaign}/progress/", headers={"Authorization": f"Token {token}"})
+                for token in tokens
+            ))
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -314,6 +327,9 @@ def main_load(args) -> int:
         server.wait_ready()
         print(f"gunicorn: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores (shared machine, load "
               f"average {os.getloadavg()[0]:.1f}); think time {args.think} s", flush=True)
+        warm_tokens = all_tokens[max(args.levels)][: 4 * args.workers]
+        asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
+        print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)", flush=True)
         for n in args.levels:
             stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[n], args.seconds,
                                                    args.max_requests, args.seed + n, args.think))
