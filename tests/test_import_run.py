@@ -2,6 +2,8 @@
 system's; bad run files are refused with file:line and nothing is written."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
@@ -37,9 +39,12 @@ def test_import_run_pools_like_the_trained_system(storage, tmp_path):
     run_file = tmp_path / "ext.run"
     run_file.write_text("\n".join(lines) + "\n")
 
-    call_command("import_run", "umls", sample.name, str(run_file), "--name", "ext", verbosity=0)
+    out = io.StringIO()
+    call_command("import_run", "umls", sample.name, str(run_file), "--name", "ext", verbosity=0, stdout=out)
     ext = System.objects.get(name="ext")
     assert ext.origin == "imported" and ext.status == "ready"
+    mrr = Ranking.objects.get(system=ext).mrr
+    assert out.getvalue().strip() == f"Imported run as system umls/ext: top-{Ranking.objects.get(system=ext).k} on {sample.name}, sample MRR {mrr:.4f}"
     imported = ranking_result(Ranking.objects.get(system=ext))
     reference = ranking_result(rank_system(trained, sample, k=imported.k))
     assert np.array_equal(imported.topk_entities, reference.topk_entities)

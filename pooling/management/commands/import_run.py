@@ -32,5 +32,5 @@ class Command(BaseCommand):
         except RunImportError as exc:
             raise CommandError(f"{exc}\nNothing was imported.") from None
         ranking = system.rankings.get()
-        self.stdout.write(f"Imported run as system {kg.name}/{system.name}: top-{ranking.k} on {sample.name}, "
-                          f"sample MRR {ranking.mrr:.4f}" if ranking.mrr is not None else "")
+        mrr = f", sample MRR {ranking.mrr:.4f}" if ranking.mrr is not None else ""
+        self.stdout.write(f"Imported run as system {kg.name}/{system.name}: top-{ranking.k} on {sample.name}{mrr}")
