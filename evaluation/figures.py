@@ -19,6 +19,22 @@ def _pyplot():
 FIGURE_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
 
 
+def _save(fig: Any, path: Path, *, tight: bool = True) -> bool:
+    """Write the figure and close it (pyplot keeps every open figure alive otherwise)."""
+    if tight:
+        fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return True
+
+
+def _label_set_panels(plt: Any, frame: Any) -> tuple[Any, list[tuple[Any, str, Any]]]:
+    """One panel per label set of ``frame``, side by side: the figure and (axes, label set, its rows)."""
+    sets = list(dict.fromkeys(frame["label_set"]))
+    fig, axes = plt.subplots(1, len(sets), figsize=(5.5 * len(sets), 4), squeeze=False)
+    return fig, [(ax, name, frame[frame.label_set == name]) for ax, name in zip(axes[0], sets)]
+
+
 def depth_curve_figure(result: Any, path: Path) -> bool:
     curve = result.depth_curve
     if curve is None or curve.empty:
@@ -35,10 +51,7 @@ def depth_curve_figure(result: Any, path: Path) -> bool:
     ax.set_xticks(list(curve.index))
     ax.legend(fontsize=8, ncol=2)
     ax.set_title(f"{result.sample}: system ordering vs pooling depth")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def probe_heatmap_figure(result: Any, path: Path, label_set: str | None = None) -> bool:
@@ -70,9 +83,7 @@ def probe_heatmap_figure(result: Any, path: Path, label_set: str | None = None) 
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.8, label="min-max normalised PROBE")
     fig.suptitle(f"PROBE alpha x beta ({label_set} labels)")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path, tight=False)
 
 
 def discriminative_power_figure(result: Any, path: Path) -> bool:
@@ -80,10 +91,8 @@ def discriminative_power_figure(result: Any, path: Path) -> bool:
     if frame is None or frame.empty:
         return False
     plt = _pyplot()
-    sets = list(dict.fromkeys(frame["label_set"]))
-    fig, axes = plt.subplots(1, len(sets), figsize=(5.5 * len(sets), 4), squeeze=False)
-    for ax, set_name in zip(axes[0], sets):
-        sub = frame[frame.label_set == set_name]
+    fig, panels = _label_set_panels(plt, frame)
+    for ax, set_name, sub in panels:
         for metric, group in sub.groupby("metric", sort=False):
             x = (group["position"].to_numpy() + 1) / len(group)
             ax.plot(x, group["pvalue"].to_numpy(), label=metric)
@@ -94,10 +103,7 @@ def discriminative_power_figure(result: Any, path: Path) -> bool:
         ax.set_ylabel(f"p-value ({test})")
         ax.set_title(f"{set_name} labels")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def data_sensitivity_figure(result: Any, path: Path) -> bool:
@@ -105,10 +111,8 @@ def data_sensitivity_figure(result: Any, path: Path) -> bool:
     if frame is None or frame.empty:
         return False
     plt = _pyplot()
-    sets = list(dict.fromkeys(frame["label_set"]))
-    fig, axes = plt.subplots(1, len(sets), figsize=(5.5 * len(sets), 4), squeeze=False)
-    for ax, set_name in zip(axes[0], sets):
-        sub = frame[frame.label_set == set_name]
+    fig, panels = _label_set_panels(plt, frame)
+    for ax, set_name, sub in panels:
         for metric, group in sub.groupby("metric", sort=False):
             x = group["fraction"].to_numpy(dtype=float) * 100
             mean = group["mean_tau"].to_numpy(dtype=float)
@@ -121,10 +125,7 @@ def data_sensitivity_figure(result: Any, path: Path) -> bool:
         ax.set_ylim(-1.05, 1.05)
         ax.set_title(f"{result.sample}: data sensitivity, {set_name} labels", fontsize=10)
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def open_world_figure(result: Any, path: Path) -> bool:
@@ -146,10 +147,7 @@ def open_world_figure(result: Any, path: Path) -> bool:
     ax.set_ylim(-1.05, 1.05)
     ax.legend(fontsize=8, ncol=2, loc="lower left")
     ax.set_title(f"{result.sample}: open-world simulation", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def reweighted_figure(result: Any, path: Path) -> bool:
@@ -170,10 +168,7 @@ def reweighted_figure(result: Any, path: Path) -> bool:
     ax.set_ylim(-1.05, 1.05)
     ax.legend(fontsize=8)
     ax.set_title(f"{result.sample}: does the relation mix explain the change of ranking?", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return _save(fig, path)
 
 
 def write_figures(result: Any, out: Path) -> list[str]:
