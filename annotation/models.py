@@ -128,6 +128,9 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["campaign", "status", "num_active", "queue_key"], name="item_queue"),
+            # the hand-out order of the items still in the queue (next_item walks it and stops at the first free)
+            models.Index(fields=["campaign", "queue_key", "id"], name="item_queue_order",
+                         condition=Q(status__in=["pending", "in_progress"])),
             models.Index(fields=["entry"], name="item_entry"),
         ]
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
 from annotation.selectors.campaigns import campaign_progress, user_roles
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.templates import item_question
-from pooling.models import Entity, PoolHit, Question, SampleTriple
+from pooling.models import Entity, Pool, PoolHit, Question, SampleTriple
 
 STATUS_ORDER = (
     Item.Status.PENDING, Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT,
@@ -96,30 +96,52 @@ def _name(entity: Entity) -> str:
 
 def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
     """The sampled test triples behind the questions that pooled ``item``: the questions of its pool hits, or
-    (entries without hits, gold checks) the sample's questions the triple answers."""
-    sample_id = item.campaign.pool.sample_id
-    questions = Question.objects.none()
+    (entries without hits, gold checks) the sample's questions the triple answers. Three queries at most."""
+    asked_by = Question.objects.select_related("anchor", "relation").order_by("side", "position")
+    questions: list[Question] = []
     if item.entry_id is not None:
-        ids = PoolHit.objects.filter(entry_id=item.entry_id).values("question_id")
-        questions = Question.objects.filter(pk__in=ids)
-    if not questions.exists():
-        questions = Question.objects.filter(sample_id=sample_id, relation_id=item.relation_id).filter(
-            Q(side=Question.Side.TAIL, anchor_id=item.head_id) | Q(side=Question.Side.HEAD, anchor_id=item.tail_id)
+        hits = PoolHit.objects.filter(entry_id=item.entry_id).values("question_id")
+        questions = list(asked_by.filter(pk__in=hits)[:limit])
+    if not questions:
+        sample = Pool.objects.filter(campaigns=item.campaign_id).values("sample_id")
+        questions = list(
+            asked_by.filter(sample_id__in=sample, relation_id=item.relation_id).filter(
+                Q(side=Question.Side.TAIL, anchor_id=item.head_id) | Q(side=Question.Side.HEAD, anchor_id=item.tail_id)
+            )[:limit]
         )
+    if not questions:
+        return []
+    triples_of: dict[int, list[SampleTriple]] = {q.pk: [] for q in questions}
+    links = (
+        SampleTriple.objects.filter(questions__in=questions)
+        .annotate(question_pk=F("questions__pk"))
+        .select_related("head", "relation", "tail")
+        .order_by("position")
+    )
+    for triple in links:
+        triples_of[triple.question_pk].append(triple)
     rows: list[OriginTriple] = []
-    for question in questions.select_related("anchor", "relation").order_by("side", "position")[:limit]:
+    for question in questions:
         rel = question.relation.text or question.relation.key
         anchor = _name(question.anchor)
         asked = f"(?, {rel}, {anchor})" if question.side == Question.Side.HEAD else f"({anchor}, {rel}, ?)"
-        triples = SampleTriple.objects.filter(questions=question).select_related("head", "relation", "tail")
-        for triple in triples.order_by("position")[:limit]:
+        for triple in triples_of[question.pk][:limit]:
             rows.append(OriginTriple(_name(triple.head), triple.relation.text or triple.relation.key,
                                      _name(triple.tail), question.qid, asked))
     return rows[:limit]
 
 
+def _with_related(item: Item) -> Item:
+    """``item`` with head, relation, tail and campaign loaded: as given when they already are (next_item loads
+    them with the row it locks), else fetched in one query."""
+    loaded = all(Item._meta.get_field(name).is_cached(item) for name in ("head", "relation", "tail", "campaign"))
+    if loaded:
+        return item
+    return Item.objects.select_related("head", "tail", "relation", "campaign").get(pk=item.pk)
+
+
 def item_view(item: Item) -> ItemView:
-    item = Item.objects.select_related("head", "tail", "relation", "campaign__pool").get(pk=item.pk)
+    item = _with_related(item)
     return ItemView(
         item_question(item), EntityView.of(item.head), item.relation.key, item.relation.text,
         EntityView.of(item.tail), origin_triples(item),

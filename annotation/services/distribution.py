@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Role
@@ -35,6 +35,9 @@ def release_expired(campaign: Campaign | None = None, *, now: datetime | None = 
     expired = Assignment.objects.filter(state=Assignment.State.OPEN, expires_at__lte=now)
     if campaign is not None:
         expired = expired.filter(item__campaign=campaign)
+    # The common case (next_item calls this every time) is nothing to do: one indexed query, no savepoint.
+    if not expired.exists():
+        return 0
     released = 0
     with transaction.atomic():
         # Adjudication hand-outs carry no counters: they simply lapse.
@@ -67,6 +70,29 @@ def open_assignment(campaign: Campaign, user, *, now: datetime | None = None) ->
     )
 
 
+def _first_free_item(campaign: Campaign, user, limit: int) -> Item | None:
+    """Lock and return the head of ``user``'s queue: the order is (hand-outs open on it, descending; gold checks
+    count as 0), then ``queue_key``, then pk.
+
+    Asked one level of open hand-outs at a time, each an index-ordered scan that stops at the first free row
+    (indexes ``item_queue`` and ``item_queue_order``), instead of one query that sorts every queued item of the
+    campaign on each call (that sort grew with the campaign and dominated the hand-out latency under load).
+    """
+    seen = Assignment.objects.filter(user=user, item__campaign=campaign).values("item_id")
+    # Items with open hand-outs are in progress (next_item sets both together), so each busy level is one
+    # equality prefix of ``item_queue``.
+    levels = [Q(status=Item.Status.IN_PROGRESS, num_active=busy, is_gold=False) for busy in range(limit - 1, 0, -1)]
+    levels.append(Q(status__in=QUEUE_STATUSES) & (Q(num_active=0) | Q(is_gold=True)))
+    for level in levels:
+        candidates = Item.objects.filter(level, campaign=campaign).exclude(pk__in=seen)
+        candidates = candidates.select_related("head", "relation", "tail").order_by("queue_key", "pk")
+        item = lock_skipping(candidates).first()
+        if item is not None:
+            item.campaign = campaign  # callers render the item: spare them a query
+            return item
+    return None
+
+
 def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
     """Hand ``user`` an item to judge; None when nothing is left for them.
 
@@ -86,15 +112,7 @@ def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assig
                 own = open_assignment(campaign, user, now=now)
                 if own is not None:
                     return own
-                seen = Assignment.objects.filter(user=user, item__campaign=campaign).values("item_id")
-                candidates = (
-                    Item.objects.filter(campaign=campaign, status__in=QUEUE_STATUSES)
-                    .filter(Q(num_active__lt=limit) | Q(is_gold=True))
-                    .exclude(pk__in=seen)
-                    .annotate(busy=Case(When(is_gold=True, then=Value(0)), default=F("num_active"), output_field=IntegerField()))
-                    .order_by("-busy", "queue_key", "pk")
-                )
-                item = lock_skipping(candidates).first()
+                item = _first_free_item(campaign, user, limit)
                 if item is None:
                     return None
                 if not item.is_gold and item.num_active >= limit:  # changed under us before the lock: look again

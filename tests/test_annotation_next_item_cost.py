@@ -1,0 +1,95 @@
+"""The next-item hot path (issue 6, load): the queue order it hands out, and a query count that grows neither with
+the campaign's size nor with the number of questions that pooled an item."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import Assignment, Item, Role
+from annotation.selectors.web import item_view
+from annotation.services.distribution import _first_free_item, next_item
+from pooling.models import PoolHit, Question
+from tests._annotation_support import star_campaign, users
+
+pytestmark = pytest.mark.django_db
+
+
+def reference_head(campaign, user, limit: int) -> int | None:
+    """The queue head as SPEC'd, computed in Python: items still queued that ``user`` was never handed, with
+    fewer than ``limit`` open hand-outs (gold checks: any), by (open hand-outs desc, gold as 0; queue_key; pk)."""
+    seen = set(Assignment.objects.filter(user=user).values_list("item_id", flat=True))
+    rows = [
+        (-(0 if item.is_gold else item.num_active), item.queue_key, item.pk)
+        for item in Item.objects.filter(campaign=campaign, status__in=("pending", "in_progress"))
+        if item.pk not in seen and (item.is_gold or item.num_active < limit)
+    ]
+    return min(rows)[2] if rows else None
+
+
+@pytest.mark.parametrize("limit", [2, 3])
+def test_queue_head_matches_the_reference_order_on_random_states(tmp_path, limit):
+    campaign = star_campaign(tmp_path, items=30, name=f"order{limit}")
+    campaign.judgments_per_item = limit
+    campaign.save()
+    rng = random.Random(limit)
+    (user,) = users(campaign, Role.ANNOTATOR, 1)
+    for _round in range(25):
+        for item in Item.objects.filter(campaign=campaign):
+            item.num_active = rng.randrange(limit + 1)
+            item.status = rng.choice(["pending", "in_progress", "agreed"]) if item.num_active == 0 else "in_progress"
+            item.is_gold = rng.random() < 0.15
+            item.gold_answer = "Y" if item.is_gold else ""
+            item.queue_key = rng.randrange(8)  # many ties: pk breaks them
+            item.save()
+        Assignment.objects.filter(user=user).delete()
+        for item in rng.sample(list(Item.objects.filter(campaign=campaign)), 6):
+            Assignment.objects.create(item=item, user=user, state="done", handed_out_at=item.updated_at,
+                                      expires_at=item.updated_at)
+        with transaction.atomic():
+            got = _first_free_item(campaign, user, limit)
+        assert (got.pk if got else None) == reference_head(campaign, user, limit)
+
+
+def add_hits(item: Item, questions: list[Question]) -> None:
+    PoolHit.objects.bulk_create([PoolHit(entry_id=item.entry_id, question=q, rank=1) for q in questions])
+
+
+def test_origins_come_from_every_question_that_pooled_the_item(tmp_path):
+    campaign = star_campaign(tmp_path, items=4, name="hits")
+    item = Item.objects.filter(campaign=campaign).order_by("pk").first()
+    questions = list(Question.objects.filter(sample=campaign.pool.sample).order_by("side", "position"))
+    assert [q.get_side_display() for q in questions] == ["head", "tail"]
+    add_hits(item, questions)
+    origins = [o.as_dict() for o in item_view(item).origins]
+    assert [(o["qid"], o["question"]) for o in origins] == [
+        (questions[0].qid, "(?, likes, e1)"), (questions[1].qid, "(e0, likes, ?)")
+    ]
+    assert {(o["head"], o["relation"], o["tail"]) for o in origins} == {("e0", "likes", "e1")}
+
+
+def test_next_item_request_costs_a_fixed_number_of_queries(tmp_path):
+    small = star_campaign(tmp_path, items=4, name="few")
+    large = star_campaign(tmp_path, items=60, name="many")
+    for campaign in (small, large):  # every item pooled by both questions of the sample
+        questions = list(Question.objects.filter(sample=campaign.pool.sample))
+        for item in Item.objects.filter(campaign=campaign):
+            add_hits(item, questions)
+    counts = []
+    for campaign in (small, large):
+        a, b = users(campaign, Role.ANNOTATOR, 2)
+        next_item(campaign, a)  # b's request then takes the partly handed-out item (the first busy level)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=b).key}")
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(f"/api/campaigns/{campaign.name}/next-item/")
+        assert response.status_code == 200 and len(response.json()["item"]["origins"]) == 2
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+    # token, campaign, roles (view + service), expiry check, own hand-out, queue head, hand-out insert, item
+    # update, template, questions, their triples, plus the transaction's own statements on PostgreSQL
+    assert counts[0] <= 15, counts
