@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evaluation.models import EvaluationRun
-from evaluation.selectors.runs import CONTENT_TYPES, evaluation_runs, run_file, run_progress, run_report
+from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to
 from pooling.models import Pool, Sample
 
 MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -22,7 +22,7 @@ MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macr
 
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluation/runs.html", {"runs": evaluation_runs()[:200]})
+    return render(request, "evaluation/runs.html", {"runs": runs_visible_to(request.user)[:200]})
 
 
 def _campaigns():
@@ -115,7 +115,7 @@ def _table(records: list[dict], index: str, columns: list[str] | None = None) ->
 
 @login_required
 def report(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = get_object_or_404(evaluation_runs(), pk=run_id)
+    run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     data = run_report(run)
     context = {"run": run, "data": data, "downloads": [], "figures": []}
     if data is not None:
@@ -179,13 +179,13 @@ def rerun(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 def progress(request: HttpRequest, run_id: int) -> JsonResponse:
-    run = get_object_or_404(EvaluationRun, pk=run_id)
+    run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     return JsonResponse(run_progress(run))
 
 
 @login_required
 def download(request: HttpRequest, run_id: int, name: str) -> FileResponse:
-    run = get_object_or_404(EvaluationRun, pk=run_id)
+    run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     path = run_file(run, name)
     if path is None:
         raise Http404("no such file")

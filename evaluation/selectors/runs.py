@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from evaluation.models import EvaluationRun
 from pooling.storage import storage_path
@@ -16,6 +16,16 @@ CONTENT_TYPES = {".csv": "text/csv", ".json": "application/json", ".png": "image
 def evaluation_runs(sample=None) -> QuerySet[EvaluationRun]:
     runs = EvaluationRun.objects.select_related("sample__kg", "pool")
     return runs.filter(sample=sample) if sample is not None else runs
+
+
+def runs_visible_to(user) -> QuerySet[EvaluationRun]:
+    """The runs ``user`` may open: staff see all; others the runs of campaigns they belong to (any role) and the
+    runs without a campaign (sparse labels or a labels file: no campaign's judgments in them)."""
+    runs = evaluation_runs()
+    if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
+        return runs
+    member_of = EvaluationRun.objects.filter(campaign__memberships__user=user).values("pk")
+    return runs.filter(Q(campaign__isnull=True) | Q(pk__in=member_of))
 
 
 def run_file(run: EvaluationRun, name: str) -> Path | None:
