@@ -1,4 +1,4 @@
-"""python manage.py case_study fb15k237 [--profile quick|full|tiny] [--systems a,b] [--device cpu|cuda]
+"""python manage.py case_study fb15k237 [--profile quick|medium|full|tiny] [--systems a,b] [--device cpu|cuda]
 [--out DIR] [--sample-size N] [--skip-training]
 
 The FB15k-237 case study (issue 7) end to end: import, seed-42 sample, train systems, depth-10 pool, trivial
@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 STUDIES = {"fb15k237": ("fb15k-237", "fb15k-237", "fb15k-237-pooled")}
@@ -51,6 +52,8 @@ class Command(BaseCommand):
         from evaluation.services.case_study import CaseStudyConfig, CaseStudyError, run_case_study
         from pooling.management.progress import StageProgress
 
+        # A fresh KGPOOL_VAR_DIR (the documented way to keep a study apart) starts with an empty database.
+        call_command("migrate", verbosity=0, interactive=False)
         kg_name, data_name, pooled_name = STUDIES[options["study"]]
         data = shared_data_dir()
         suffix = f"-n{options['sample_size']}" if options["sample_size"] else ""
