@@ -85,10 +85,11 @@ class Triple(models.Model):
     split = models.CharField(max_length=5, choices=Split.choices)
 
     class Meta:
-        # Composite indexes led by each foreign key: they serve the lookups by (head, relation) and
-        # (tail, relation) and the database's FK checks on delete, without three extra single-column indexes.
+        # Composite indexes led by each foreign key: they serve the lookups by (head, relation), by the whole
+        # triple (the consistency check of every "no" answer) and by (tail, relation), and the database's FK
+        # checks on delete, without three extra single-column indexes.
         indexes = [
-            models.Index(fields=["head", "relation"], name="triple_head_relation"),
+            models.Index(fields=["head", "relation", "tail"], name="triple_head_relation_tail"),
             models.Index(fields=["tail", "relation"], name="triple_tail_relation"),
             models.Index(fields=["relation"], name="triple_relation"),
             models.Index(fields=["kg", "split"], name="triple_split"),
