@@ -133,7 +133,8 @@ class SubmitJudgment(APIView):
         data = s.JudgmentIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        existed = Judgment.objects.filter(item=item, user=request.user).exists()
+        # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
+        existed = assignment.state == Assignment.State.DONE
         try:
             judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
                                        time_on_task_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))

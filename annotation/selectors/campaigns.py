@@ -37,7 +37,22 @@ def pool_by_ref(ref: str | int) -> Pool:
     return found
 
 
+_ROLES_MEMO = "_roles_of_request_user"
+
+
+def remember_roles(campaign: Campaign, user, roles: set[str]) -> None:
+    """Keep ``user``'s roles on this campaign instance (a view's own, fresh per request) for ``user_roles``."""
+    setattr(campaign, _ROLES_MEMO, (user.pk, frozenset(roles)))
+
+
+def forget_roles(campaign: Campaign) -> None:
+    campaign.__dict__.pop(_ROLES_MEMO, None)
+
+
 def user_roles(campaign: Campaign, user) -> set[str]:
+    memo = getattr(campaign, _ROLES_MEMO, None)
+    if memo is not None and memo[0] == user.pk:
+        return set(memo[1])
     roles = set(Membership.objects.filter(campaign=campaign, user=user).values_list("role", flat=True))
     if getattr(user, "is_superuser", False):
         roles.add(Role.ADMIN)

@@ -7,6 +7,7 @@ from django.db import IntegrityError, connections, router, transaction
 
 from annotation.lib.sources import normalise_domain
 from annotation.models import Campaign, Item, Membership, Role, default_allowed_domains
+from annotation.selectors.campaigns import forget_roles
 from annotation.services.errors import AnnotationError
 from annotation.services.templates import ensure_default_templates
 from pooling.models import Pool, PoolEntry
@@ -71,6 +72,7 @@ def add_member(campaign: Campaign, user, role: str) -> Membership:
     """Give ``user`` a role in the campaign (idempotent)."""
     if role not in Role.values:
         raise AnnotationError(f"unknown role {role!r}; roles: {', '.join(Role.values)}")
+    forget_roles(campaign)
     try:
         with transaction.atomic():
             membership, _ = Membership.objects.get_or_create(campaign=campaign, user=user, role=role)
@@ -80,6 +82,7 @@ def add_member(campaign: Campaign, user, role: str) -> Membership:
 
 
 def remove_member(campaign: Campaign, user, role: str) -> None:
+    forget_roles(campaign)
     Membership.objects.filter(campaign=campaign, user=user, role=role).delete()
 
 

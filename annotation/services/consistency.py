@@ -40,16 +40,25 @@ CROSS_CAMPAIGN_FLAG = "cross_campaign"
 SIDE_NAMES = {HEAD: "head", TAIL: "tail"}
 
 
+# Cache keys: pk, arrays file and creation time together name one import of a KG (a test database may give a
+# later KG the same pk and path after a rollback; never the same creation time).
 @lru_cache(maxsize=16)
-def _categories(kg_id: int, arrays_file: str) -> tuple[str, ...]:
+def _categories(kg_id: int, arrays_file: str, created_at: object = None) -> tuple[str, ...]:
     return tuple(str(c) for c in kg_categories(KnowledgeGraph.objects.get(pk=kg_id)))
+
+
+@lru_cache(maxsize=16)
+def _relation_categories(kg_id: int, arrays_file: str, created_at: object) -> dict[int, str]:
+    # A KG's relations never change after its import (a re-import is a new KG with new arrays), so the map is
+    # cached per process: one query per KG instead of one per answer.
+    categories = _categories(kg_id, arrays_file, created_at)
+    return {pk: categories[index] for pk, index in Relation.objects.filter(kg_id=kg_id).values_list("pk", "index")
+            if index < len(categories)}
 
 
 def relation_categories_by_pk(kg: KnowledgeGraph) -> dict[int, str]:
     """Relation pk -> '1-1' / '1-N' / 'N-1' / 'N-N' (TRAIN split)."""
-    categories = _categories(kg.pk, kg.arrays_file)
-    return {pk: categories[index] for pk, index in Relation.objects.filter(kg=kg).values_list("pk", "index")
-            if index < len(categories)}
+    return dict(_relation_categories(kg.pk, kg.arrays_file, kg.created_at))
 
 
 def single_answer_sides(category: str) -> list[int]:
@@ -81,13 +90,17 @@ def _apply(found: dict[int, set[str]], report: ConsistencyReport) -> None:
             flag_for_adjudication(Item(pk=pk), flag)
 
 
-def check_judgment(judgment: Judgment) -> ConsistencyReport:
-    """Check one judgment (called by ``submit_judgment`` after its write) and flag what contradicts it."""
+def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Campaign | None = None) -> ConsistencyReport:
+    """Check one judgment (called by ``submit_judgment`` after its write) and flag what contradicts it.
+
+    ``item`` / ``campaign``: the judged item and its campaign when the caller has them (the submit path does),
+    which spares re-reading them."""
     report = ConsistencyReport(judgments=1)
-    item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
+    if item is None or campaign is None or item.pk != judgment.item_id or item.campaign_id != campaign.pk:
+        item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
+        campaign = item.campaign
     if item.is_gold:
         return report
-    campaign = item.campaign
     kg = campaign.pool.sample.kg
     h, r, t = item.head_id, item.relation_id, item.tail_id
     found: dict[int, set[str]] = defaultdict(set)

@@ -97,5 +97,5 @@ def submit_judgment(
         # Outside the item's transaction: the check locks each item it flags in turn (one lock at a time).
         from annotation.services.consistency import check_judgment
 
-        check_judgment(judgment)
+        check_judgment(judgment, item=locked, campaign=campaign)
     return judgment

@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Role
-from annotation.selectors.campaigns import user_roles
+from annotation.selectors.campaigns import remember_roles, user_roles
 from annotation.selectors.web import can_manage, hand_out_in
 
 _ITEM_PK = re.compile(r"\bitem \d+")
@@ -24,6 +24,7 @@ def member_campaign(name: str, user, *roles: str) -> tuple[Campaign, set[str]]:
     """The campaign and the user's roles there; 403 unless they hold one of ``roles`` (any role if none)."""
     campaign = campaign_or_404(name)
     mine = user_roles(campaign, user)
+    remember_roles(campaign, user, mine)  # the services called next check them again: spare that query
     if not mine and not can_manage(campaign, user):
         raise PermissionDenied(f"you are not a member of campaign {campaign.name}")
     if roles and not mine & set(roles):
@@ -47,6 +48,7 @@ def own_hand_out(campaign: Campaign, user, hand_out: int, kind: str = Assignment
     if assignment.user_id != user.pk:
         raise PermissionDenied("this item is not handed to you" if kind == Assignment.Kind.JUDGE
                                else "this conflict is not handed to you")
+    assignment.item.campaign = campaign  # the request's campaign, with its pool, sample and KG already loaded
     return assignment
 
 
