@@ -2,12 +2,12 @@
 
     .venv/bin/pip install -r bench/requirements-load.txt
     .venv/bin/python bench/load_annotation.py                      # 10, 50, 200 annotators, 20 s each
-    .venv/bin/python bench/load_annotation.py --levels 50 --seconds 10 --workers 5
+    .venv/bin/python bench/load_annotation.py --levels 50 --seconds 30 --think 2   # the README figures
 
 What it does: creates a fresh PostgreSQL database (``--db``, dropped first; PostgreSQL from ``--pg``), migrates,
 imports the bundled UMLS dataset, samples test triples and pools ``--items`` candidate triples directly (no
 model training: the benchmark is about the web layer), creates a campaign and, per level, N annotators with
-API tokens. It starts gunicorn on 127.0.0.1 (``--workers``, default 2*cores+1) with DATABASE_URL set and runs
+API tokens. It starts gunicorn on 127.0.0.1 (``--workers``, default one per core) with DATABASE_URL set and runs
 N simulated annotators per level, each looping next-item -> submit (Y/N + an allow-listed source URL) for
 ``--seconds`` (and at most ``--max-requests`` requests each). It prints requests/s and p50/p95/p99 latency per
 endpoint and the errors, then checks the database: no item with more than two judgments, no person with two
@@ -215,6 +215,8 @@ async def annotator(client, base: str, campaign: str, token: str, stats: Stats, 
     async def call(endpoint: str, url: str, **kw):
         return await timed_post(client, stats, token, endpoint, url, **kw)
 
+    if think:  # ramp-up: annotators arrive over the first think period instead of all in the same millisecond
+        await asyncio.sleep(rng.uniform(0, think))
     made = 0
     while time.monotonic() < deadline and made < max_requests:
         made += 1
@@ -879,7 +881,8 @@ def parse(argv=None):
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each level")
     parser.add_argument("--max-requests", type=int, default=5000, help="most requests per simulated annotator")
     parser.add_argument("--items", type=int, default=6000, help="items in the campaign")
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1, help="gunicorn workers")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="gunicorn sync workers (default one per core: the work is CPU-bound and PostgreSQL shares the cores)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="mean seconds an annotator spends on an item between next-item and submit "
                              "(0: closed loop at full speed, a saturation test)")

@@ -20,6 +20,10 @@ from annotation.services.errors import NotAllowed, NotAssigned
 
 QUEUE_STATUSES = (Item.Status.PENDING, Item.Status.IN_PROGRESS)
 RETRIES = 5
+#: next_item releases its campaign's expired hand-outs at most this often per process: hand-outs last minutes,
+#: so a few seconds' delay changes nothing, and it spares a query on almost every call.
+RELEASE_INTERVAL = timedelta(seconds=5)
+_last_release: dict[tuple[int, datetime], datetime] = {}
 
 
 def _status_after_release(item: Item) -> str:
@@ -54,6 +58,15 @@ def release_expired(campaign: Campaign | None = None, *, now: datetime | None = 
                 item.save(update_fields=["num_active", "status", "updated_at"])
                 released += count
     return released
+
+
+def _release_due(campaign: Campaign, now: datetime) -> bool:
+    key = (campaign.pk, campaign.created_at)  # a test database may reuse a pk, never with the same creation time
+    last = _last_release.get(key)
+    if last is not None and timedelta(0) <= now - last < RELEASE_INTERVAL:
+        return False
+    _last_release[key] = now
+    return True
 
 
 def open_assignment(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
@@ -108,7 +121,8 @@ def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assig
     for _attempt in range(RETRIES):
         try:
             with transaction.atomic():
-                release_expired(campaign, now=now)
+                if _release_due(campaign, now):
+                    release_expired(campaign, now=now)
                 own = open_assignment(campaign, user, now=now)
                 if own is not None:
                     return own
