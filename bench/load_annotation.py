@@ -544,17 +544,15 @@ async def _report_progress(progress: Progress, label: str, every: float, out) ->
             f"in {elapsed:.0f} s, {rate:.1f}/s, about {left:.0f} s left")
 
 
-async def replay_annotator(client, base: str, replay: Replay, username: str, stats: Stats, progress: Progress,
-                           rng: random.Random, max_requests: int, idle_tries: int = 5) -> None:
-    """next-item -> submit the answer from judgments.tsv (flipped where ``replay.answer`` says) until the
-    campaign has nothing left for this annotator (asked ``idle_tries`` times: None can also mean that the rest
-    is locked by the other annotator's request at this moment)."""
-    token = replay.tokens[username]
-    api = f"{base}/api/campaigns/{replay.name}"
+async def _replay_hand_outs(client, replay: Replay, stats: Stats, token: str, endpoint: str, url: str,
+                            max_requests: int, idle_tries: int):
+    """Ask ``url`` for work and yield (hand-out, triple) until the campaign has nothing left for this person
+    (asked ``idle_tries`` times: nothing can also mean that the rest is locked by another request at this
+    moment) or ``max_requests`` are spent; the caller answers each hand-out with exactly one request."""
     idle = made = 0
     while made < max_requests and len(stats.errors) < MAX_ERRORS:
         made += 1
-        handed = await timed_post(client, stats, token, "next-item", f"{api}/next-item/")
+        handed = await timed_post(client, stats, token, endpoint, url)
         if handed is None or handed.status_code != 200:
             continue
         body = handed.json()
@@ -567,10 +565,21 @@ async def replay_annotator(client, base: str, replay: Replay, username: str, sta
         idle = 0
         triple = _triple(body["item"])
         if triple not in replay.labels:
-            stats.errors.append(f"next-item handed out {triple}, which is not a replayed line of judgments.tsv")
+            stats.errors.append(f"{endpoint} handed out {triple}, which is not a replayed line of judgments.tsv")
             return
+        made += 1  # the caller's answer
+        yield body, triple
+
+
+async def replay_annotator(client, base: str, replay: Replay, username: str, stats: Stats, progress: Progress,
+                           rng: random.Random, max_requests: int, idle_tries: int = 5) -> None:
+    """next-item -> submit the answer from judgments.tsv (flipped where ``replay.answer`` says) until the
+    campaign has nothing left for this annotator."""
+    token = replay.tokens[username]
+    api = f"{base}/api/campaigns/{replay.name}"
+    async for body, triple in _replay_hand_outs(client, replay, stats, token, "next-item", f"{api}/next-item/",
+                                                max_requests, idle_tries):
         answer = replay.answer(username, triple)
-        made += 1
         response = await timed_post(
             client, stats, token, "submit", f"{api}/hand-outs/{body['hand_out']}/judgment/",
             json={"answer": answer, "source_url": rng.choice(REPLAY_SOURCES).format(n=rng.randrange(10**6)),
@@ -589,25 +598,8 @@ async def replay_adjudicator(client, base: str, replay: Replay, stats: Stats, pr
     """next-adjudication -> decide with the published label, until no conflict is left."""
     token = replay.tokens[ADJUDICATOR]
     api = f"{base}/api/campaigns/{replay.name}"
-    idle = made = 0
-    while made < max_requests and len(stats.errors) < MAX_ERRORS:
-        made += 1
-        handed = await timed_post(client, stats, token, "next-adj", f"{api}/next-adjudication/")
-        if handed is None or handed.status_code != 200:
-            continue
-        body = handed.json()
-        if body["item"] is None:
-            idle += 1
-            if idle >= idle_tries:
-                return
-            await asyncio.sleep(0.05 * idle)
-            continue
-        idle = 0
-        triple = _triple(body["item"])
-        if triple not in replay.labels:
-            stats.errors.append(f"next-adjudication handed out {triple}, which is not a replayed line of judgments.tsv")
-            return
-        made += 1
+    async for body, triple in _replay_hand_outs(client, replay, stats, token, "next-adj",
+                                                f"{api}/next-adjudication/", max_requests, idle_tries):
         label = replay.labels[triple]
         response = await timed_post(client, stats, token, "decide", f"{api}/hand-outs/{body['hand_out']}/adjudication/",
                                     json={"label": label, "reason": ADJUDICATION_REASON})

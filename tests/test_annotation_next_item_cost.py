@@ -90,6 +90,6 @@ def test_next_item_request_costs_a_fixed_number_of_queries(tmp_path):
         assert response.status_code == 200 and len(response.json()["item"]["origins"]) == 2
         counts.append(len(queries))
     assert counts[0] == counts[1]
-    # token, campaign, roles (view + service), expiry check, own hand-out, queue head, hand-out insert, item
-    # update, template, questions, their triples, plus the transaction's own statements on PostgreSQL
-    assert counts[0] <= 15, counts
+    # token, campaign with roles, own hand-out, queue head (two busy levels at most), hand-out insert, item
+    # update, template, questions, their triples (the expiry check ran for a's request moments before)
+    assert counts[0] <= 11, counts

@@ -1,7 +1,7 @@
 """Reads: campaigns, pools by reference, roles, progress."""
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from annotation.models import Campaign, Item, Membership, Role
 from pooling.models import Pool
@@ -43,6 +43,21 @@ _ROLES_MEMO = "_roles_of_request_user"
 def remember_roles(campaign: Campaign, user, roles: set[str]) -> None:
     """Keep ``user``'s roles on this campaign instance (a view's own, fresh per request) for ``user_roles``."""
     setattr(campaign, _ROLES_MEMO, (user.pk, frozenset(roles)))
+
+
+def campaign_with_roles(name: str, user) -> tuple[Campaign | None, set[str]]:
+    """The campaign called ``name`` (pool, sample and KG loaded) and ``user``'s roles in it, in one query: every
+    API request starts with this, so the roles ride along as EXISTS columns instead of a second query."""
+    flags = {f"_has_role_{role}": Exists(Membership.objects.filter(campaign=OuterRef("pk"), user_id=user.pk, role=role))
+             for role in Role.values}
+    campaign = Campaign.objects.select_related("pool__sample__kg").annotate(**flags).filter(name=name).first()
+    if campaign is None:
+        return None, set()
+    roles = {role for role in Role.values if getattr(campaign, f"_has_role_{role}")}
+    if getattr(user, "is_superuser", False):
+        roles.add(Role.ADMIN)
+    remember_roles(campaign, user, roles)
+    return campaign, roles
 
 
 def forget_roles(campaign: Campaign) -> None:

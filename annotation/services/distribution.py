@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Role
@@ -91,13 +91,15 @@ def _first_free_item(campaign: Campaign, user, limit: int) -> Item | None:
     (indexes ``item_queue`` and ``item_queue_order``), instead of one query that sorts every queued item of the
     campaign on each call (that sort grew with the campaign and dominated the hand-out latency under load).
     """
-    seen = Assignment.objects.filter(user=user, item__campaign=campaign).values("item_id")
+    # Never handed to this user: probed per candidate row through the (item, user, kind) unique index, so the
+    # cost does not grow with the user's history (a NOT IN over all their hand-outs did).
+    seen = Exists(Assignment.objects.filter(item=OuterRef("pk"), user=user))
     # Items with open hand-outs are in progress (next_item sets both together), so each busy level is one
     # equality prefix of ``item_queue``.
     levels = [Q(status=Item.Status.IN_PROGRESS, num_active=busy, is_gold=False) for busy in range(limit - 1, 0, -1)]
     levels.append(Q(status__in=QUEUE_STATUSES) & (Q(num_active=0) | Q(is_gold=True)))
     for level in levels:
-        candidates = Item.objects.filter(level, campaign=campaign).exclude(pk__in=seen)
+        candidates = Item.objects.filter(level, ~seen, campaign=campaign)
         candidates = candidates.select_related("head", "relation", "tail").order_by("queue_key", "pk")
         item = lock_skipping(candidates).first()
         if item is not None:

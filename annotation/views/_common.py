@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Role
-from annotation.selectors.campaigns import remember_roles, user_roles
+from annotation.selectors.campaigns import campaign_with_roles, user_roles
 from annotation.selectors.web import can_manage, hand_out_in
 
 _ITEM_PK = re.compile(r"\bitem \d+")
@@ -22,9 +22,9 @@ def campaign_or_404(name: str) -> Campaign:
 
 def member_campaign(name: str, user, *roles: str) -> tuple[Campaign, set[str]]:
     """The campaign and the user's roles there; 403 unless they hold one of ``roles`` (any role if none)."""
-    campaign = campaign_or_404(name)
-    mine = user_roles(campaign, user)
-    remember_roles(campaign, user, mine)  # the services called next check them again: spare that query
+    campaign, mine = campaign_with_roles(name, user)  # remembered: the services called next check them again
+    if campaign is None:
+        raise Http404(f"no campaign {name!r}")
     if not mine and not can_manage(campaign, user):
         raise PermissionDenied(f"you are not a member of campaign {campaign.name}")
     if roles and not mine & set(roles):
