@@ -53,9 +53,7 @@ def campaign_with_roles(name: str, user) -> tuple[Campaign | None, set[str]]:
     campaign = Campaign.objects.select_related("pool__sample__kg").annotate(**flags).filter(name=name).first()
     if campaign is None:
         return None, set()
-    roles = {role for role in Role.values if getattr(campaign, f"_has_role_{role}")}
-    if getattr(user, "is_superuser", False):
-        roles.add(Role.ADMIN)
+    roles = _with_superuser({role for role in Role.values if getattr(campaign, f"_has_role_{role}")}, user)
     remember_roles(campaign, user, roles)
     return campaign, roles
 
@@ -68,7 +66,11 @@ def user_roles(campaign: Campaign, user) -> set[str]:
     memo = getattr(campaign, _ROLES_MEMO, None)
     if memo is not None and memo[0] == user.pk:
         return set(memo[1])
-    roles = set(Membership.objects.filter(campaign=campaign, user=user).values_list("role", flat=True))
+    return _with_superuser(set(Membership.objects.filter(campaign=campaign, user=user).values_list("role", flat=True)), user)
+
+
+def _with_superuser(roles: set[str], user) -> set[str]:
+    """Superusers are admins of every campaign."""
     if getattr(user, "is_superuser", False):
         roles.add(Role.ADMIN)
     return roles

@@ -164,7 +164,7 @@ def hand_out_in(campaign: Campaign, hand_out: int, kind: str = Assignment.Kind.J
     """The hand-out ``hand_out`` (any user, any state) of the campaign, of ``kind``; None when there is none."""
     return (
         Assignment.objects.filter(pk=hand_out, item__campaign=campaign, kind=kind)
-        .select_related("item__campaign")
+        .select_related("item")
         .first()
     )
 

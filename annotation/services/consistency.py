@@ -21,8 +21,10 @@ Gold checks are never checked or flagged.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 
 import numpy as np
 from django.db.models import Q
@@ -40,25 +42,19 @@ CROSS_CAMPAIGN_FLAG = "cross_campaign"
 SIDE_NAMES = {HEAD: "head", TAIL: "tail"}
 
 
-# Cache keys: pk, arrays file and creation time together name one import of a KG (a test database may give a
-# later KG the same pk and path after a rollback; never the same creation time).
 @lru_cache(maxsize=16)
-def _categories(kg_id: int, arrays_file: str, created_at: object = None) -> tuple[str, ...]:
-    return tuple(str(c) for c in kg_categories(KnowledgeGraph.objects.get(pk=kg_id)))
+def _relation_categories(kg_id: int, arrays_file: str, created_at: object) -> Mapping[int, str]:
+    # A KG's relations and TRAIN split never change after its import (a re-import is a new KG with new arrays),
+    # so the map is cached per process: computed once per KG instead of on every answer. The key names one
+    # import: a test database may give a later KG the same pk and path after a rollback, never the same time.
+    categories = [str(c) for c in kg_categories(KnowledgeGraph.objects.get(pk=kg_id))]
+    return MappingProxyType({pk: categories[index] for pk, index in
+                             Relation.objects.filter(kg_id=kg_id).values_list("pk", "index") if index < len(categories)})
 
 
-@lru_cache(maxsize=16)
-def _relation_categories(kg_id: int, arrays_file: str, created_at: object) -> dict[int, str]:
-    # A KG's relations never change after its import (a re-import is a new KG with new arrays), so the map is
-    # cached per process: one query per KG instead of one per answer.
-    categories = _categories(kg_id, arrays_file, created_at)
-    return {pk: categories[index] for pk, index in Relation.objects.filter(kg_id=kg_id).values_list("pk", "index")
-            if index < len(categories)}
-
-
-def relation_categories_by_pk(kg: KnowledgeGraph) -> dict[int, str]:
-    """Relation pk -> '1-1' / '1-N' / 'N-1' / 'N-N' (TRAIN split)."""
-    return dict(_relation_categories(kg.pk, kg.arrays_file, kg.created_at))
+def relation_categories_by_pk(kg: KnowledgeGraph) -> Mapping[int, str]:
+    """Relation pk -> '1-1' / '1-N' / 'N-1' / 'N-N' (TRAIN split); read-only (shared by every caller)."""
+    return _relation_categories(kg.pk, kg.arrays_file, kg.created_at)
 
 
 def single_answer_sides(category: str) -> list[int]:
@@ -96,7 +92,7 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
     ``item`` / ``campaign``: the judged item and its campaign when the caller has them (the submit path does),
     which spares re-reading them."""
     report = ConsistencyReport(judgments=1)
-    if item is None or campaign is None or item.pk != judgment.item_id or item.campaign_id != campaign.pk:
+    if item is None or campaign is None:
         item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
         campaign = item.campaign
     if item.is_gold:
