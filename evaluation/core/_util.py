@@ -25,7 +25,8 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray, seg: np.ndarray) -> 
 
 def segment_sum(weights: np.ndarray, seg: np.ndarray, num_segments: int) -> np.ndarray:
     """Per-segment sum as float64 (bincount is the fastest grouped sum numpy has)."""
-    return np.bincount(seg, weights=weights, minlength=num_segments)
+    # bincount answers int64 when it is given no rows at all, even with float weights: keep the promised dtype.
+    return np.bincount(seg, weights=weights, minlength=num_segments).astype(np.float64, copy=False)
 
 
 def lexicographic_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
