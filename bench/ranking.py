@@ -3,6 +3,7 @@
 Run with the bench venv (PyKEEN is a bench-only dependency, see bench/requirements.txt):
 
     nice .venv-bench/bin/python bench/ranking.py [--pykeen-triples 2048] [--batch-size 1024]
+    python bench/ranking.py --device cuda --batch-size 8192   # on a GPU host (see the README for figures)
 
 Model: DistMult d=200 with seeded random embeddings (entities unit-normalised). Queries are answer-wise,
 one ranking per test triple and side, filtered against train + valid + test. Like PyKEEN's FB15k-237
@@ -14,6 +15,7 @@ seeded subset of the test triples when --pykeen-triples < all (its time is extra
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from pooling.engine.questions import HEAD, TAIL, known_answers, questions_from_triples  # noqa: E402
 from pooling.engine.ranking import rank  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "fb15k-237"
+DATA = Path(os.environ.get("KGPOOL_SHARED_DATA") or ROOT.parent / "shared" / "data") / "fb15k-237"
 DIM = 200
 
 
@@ -46,6 +48,11 @@ def load_splits() -> tuple[dict[str, np.ndarray], int, int]:
 
 
 def distmult_score_fn(entity: torch.Tensor, relation: torch.Tensor):
+    if entity.device.type != "cpu":
+        def score_on_device(anchor: torch.Tensor, relation_ids: torch.Tensor, side: int) -> torch.Tensor:
+            return (entity[anchor] * relation[relation_ids]) @ entity.T
+
+        return score_on_device
     entity_np = entity.numpy()
 
     def score(anchor: torch.Tensor, relation_ids: torch.Tensor, side: int) -> torch.Tensor:
@@ -55,6 +62,38 @@ def distmult_score_fn(entity: torch.Tensor, relation: torch.Tensor):
         return torch.from_numpy(query @ entity_np.T)
 
     return score
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_bound(num_rows: int, entity: torch.Tensor, batch_size: int, seed: int) -> tuple[float, float]:
+    """Queries/s of the bare (num_rows x d) @ (d x E) product on entity's device: whole, and in row blocks."""
+    device = entity.device
+    rows = np.random.default_rng(seed).standard_normal((num_rows, DIM)).astype(np.float32)
+    if device.type == "cpu":  # numpy, as SPEC 7 measured it
+        left, right = rows, entity.numpy().T
+    else:
+        left, right = torch.from_numpy(rows).to(device), entity.T
+    left[:100] @ right  # warm-up
+    synchronize(device)
+    start = time.perf_counter()
+    product = left @ right
+    synchronize(device)
+    whole_s = time.perf_counter() - start
+    del product
+    # the same product in batch-size row blocks (no 2.4 GB output to fault in): the tighter bound
+    start = time.perf_counter()
+    for first in range(0, num_rows, batch_size):
+        left[first : first + batch_size] @ right
+    synchronize(device)
+    blocked_s = time.perf_counter() - start
+    print(f"matmul bound  {num_rows} x {DIM} @ {DIM} x {entity.shape[0]} on {device}: {whole_s:6.3f} s "
+          f"= {num_rows / whole_s:11,.0f} queries/s; in {batch_size}-row blocks: {blocked_s:6.3f} s "
+          f"= {num_rows / blocked_s:11,.0f} queries/s")
+    return num_rows / whole_s, num_rows / blocked_s
 
 
 def answer_ranks(result, questions, test: np.ndarray, num_entities: int, num_relations: int) -> dict[int, np.ndarray]:
@@ -70,80 +109,114 @@ def answer_ranks(result, questions, test: np.ndarray, num_entities: int, num_rel
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batch-size", type=int, default=1024)
-    parser.add_argument("--pykeen-triples", type=int, default=2048, help="test triples for PyKEEN (0 = skip)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-
-    splits, num_entities, num_relations = load_splits()
-    train_entities = np.unique(splits["train"][:, [0, 2]])
-    seen = np.isin(splits["test"][:, 0], train_entities) & np.isin(splits["test"][:, 2], train_entities)
-    test = splits["test"][seen]
-    num_queries = 2 * test.shape[0]
-    print(f"FB15k-237: {num_entities} entities, {num_relations} relations, {test.shape[0]} test triples "
-          f"({splits['test'].shape[0] - test.shape[0]} dropped: entity unseen in train) -> {num_queries} queries; "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-
-    generator = torch.Generator().manual_seed(args.seed)
-    entity = torch.nn.functional.normalize(torch.randn(num_entities, DIM, generator=generator), dim=1)
-    relation = torch.randn(num_relations, DIM, generator=generator)
-
-    # --- the bare matmul bound (numpy, all 2 x 20,466 rows, as in SPEC 7) ---------------------------
-    rows = np.random.default_rng(args.seed).standard_normal((2 * splits["test"].shape[0], DIM)).astype(np.float32)
-    entity_np = entity.numpy()
-    rows @ entity_np[:100].T  # warm-up
-    start = time.perf_counter()
-    product = rows @ entity_np.T
-    matmul_s = time.perf_counter() - start
-    matmul_qps = rows.shape[0] / matmul_s
-    print(f"matmul bound  {rows.shape[0]} x {DIM} @ {DIM} x {num_entities}: {matmul_s:6.2f} s "
-          f"= {matmul_qps:9,.0f} queries/s")
-    del product
-    # the same product in batch-size row blocks (no 2.4 GB output to fault in): the tighter bound
-    start = time.perf_counter()
-    for first in range(0, rows.shape[0], args.batch_size):
-        rows[first : first + args.batch_size] @ entity_np.T
-    blocked_s = time.perf_counter() - start
-    blocked_qps = rows.shape[0] / blocked_s
-    print(f"matmul bound  same, in {args.batch_size}-row blocks: {blocked_s:6.2f} s = {blocked_qps:9,.0f} queries/s")
-    del rows
-
-    # --- ours ----------------------------------------------------------------------------------------
+def run_ours(entity: torch.Tensor, relation: torch.Tensor, splits: dict[str, np.ndarray], test: np.ndarray,
+             num_entities: int, num_relations: int, batch_size: int, matmul_qps: float, blocked_qps: float,
+             profile: bool = False):
+    """Our engine on entity's device: questions, filter, scores, top-10, ranks. Returns (queries/s, ranks, score_fn)."""
+    device = entity.device
     plain_score_fn = distmult_score_fn(entity, relation)
     score_seconds = [0.0]
 
     def score_fn(anchor: torch.Tensor, relation_ids: torch.Tensor, side: int) -> torch.Tensor:
         begin = time.perf_counter()
         scores = plain_score_fn(anchor, relation_ids, side)
+        synchronize(device)
         score_seconds[0] += time.perf_counter() - begin
         return scores
+
+    num_queries = 2 * test.shape[0]
+    # warm-up: one untimed run (first kernel launches load CUDA modules; allocators fill their pools)
+    warm_questions, warm_answers = questions_from_triples(test)
+    rank(plain_score_fn, warm_questions, num_entities=num_entities, targets=warm_answers, k=10,
+         filter=known_answers(warm_questions, splits["train"], splits["valid"], test), batch_size=batch_size,
+         device=device)
+    synchronize(device)
     start = time.perf_counter()
     questions, answers = questions_from_triples(test)
     filter_sets = known_answers(questions, splits["train"], splits["valid"], test)
     prepare_s = time.perf_counter() - start
+    profiler = None
+    if profile:
+        from torch.profiler import ProfilerActivity
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        profiler = torch.profiler.profile(activities=activities)
+        profiler.__enter__()
     result = rank(score_fn, questions, num_entities=num_entities, filter=filter_sets, targets=answers,
-                  k=10, batch_size=args.batch_size)
+                  k=10, batch_size=batch_size, device=device)
+    synchronize(device)
     ours_s = time.perf_counter() - start
+    if profiler is not None:
+        profiler.__exit__(None, None, None)
+        sort_by = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+        print(profiler.key_averages().table(sort_by=sort_by, row_limit=20))
+        print(profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
     ours_qps = num_queries / ours_s
-    print(f"ours          {len(questions)} unique questions, {answers.nnz} answer rankings, "
-          f"{filter_sets.nnz} filter entries: {ours_s:6.2f} s (questions+filter {prepare_s:.2f} s) "
-          f"= {ours_qps:9,.0f} queries/s ({ours_qps / matmul_qps:.2f} x matmul bound)")
-    print(f"ours          of which scoring (matmul) {score_seconds[0]:.2f} s, engine (filter, top-k, ranks, ties) "
-          f"{ours_s - score_seconds[0] - prepare_s:.2f} s; {ours_qps / blocked_qps:.2f} x the blocked matmul bound")
-    ours_ranks = answer_ranks(result, questions, test, num_entities, num_relations)
-    print(f"ours          MRR {np.mean(1 / np.concatenate(list(ours_ranks.values()))):.5f} (realistic)")
+    engine_s = ours_s - prepare_s
+    print(f"ours ({device.type:4}) {len(questions)} unique questions, {answers.nnz} answer rankings, "
+          f"{filter_sets.nnz} filter entries, batch {batch_size}: {ours_s:6.3f} s (questions+filter {prepare_s:.3f} s) "
+          f"= {ours_qps:11,.0f} queries/s ({ours_qps / matmul_qps:.2f} x matmul bound)")
+    print(f"ours ({device.type:4}) ranking alone (scores, filter, top-k, ranks, ties) {engine_s:.3f} s "
+          f"= {num_queries / engine_s:11,.0f} queries/s = {num_queries / engine_s / blocked_qps:.2f} x the blocked "
+          f"matmul bound, of which scoring {score_seconds[0]:.3f} s")
+    ranks = answer_ranks(result, questions, test, num_entities, num_relations)
+    print(f"ours ({device.type:4}) MRR {np.mean(1 / np.concatenate(list(ranks.values()))):.6f} (realistic)")
+    return ours_qps, num_queries / engine_s, ranks, score_fn
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch-size", type=int, default=1024)
+    parser.add_argument("--pykeen-triples", type=int, default=2048, help="test triples for PyKEEN (0 = skip)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--profile", action="store_true", help="print torch.profiler tables of our run")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:N]; on a GPU the CPU run is repeated to "
+                        "compare ranks")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+
+    splits, num_entities, num_relations = load_splits()
+    train_entities = np.unique(splits["train"][:, [0, 2]])
+    seen = np.isin(splits["test"][:, 0], train_entities) & np.isin(splits["test"][:, 2], train_entities)
+    test = splits["test"][seen]
+    num_queries = 2 * test.shape[0]
+    gpu = f", {torch.cuda.get_device_name(device)}" if device.type == "cuda" else ""
+    print(f"FB15k-237: {num_entities} entities, {num_relations} relations, {test.shape[0]} test triples "
+          f"({splits['test'].shape[0] - test.shape[0]} dropped: entity unseen in train) -> {num_queries} queries; "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads{gpu}")
+
+    generator = torch.Generator().manual_seed(args.seed)
+    entity = torch.nn.functional.normalize(torch.randn(num_entities, DIM, generator=generator), dim=1)
+    relation = torch.randn(num_relations, DIM, generator=generator)
+
+    # the bare matmul bound: all 2 x 20,466 rows, as in SPEC 7
+    matmul_qps, blocked_qps = matmul_bound(2 * splits["test"].shape[0], entity.to(device), args.batch_size,
+                                           args.seed)
+    ours_qps, engine_qps, ours_ranks, score_fn = run_ours(
+        entity.to(device), relation.to(device), splits, test, num_entities, num_relations, args.batch_size,
+        matmul_qps, blocked_qps, args.profile)
+    if device.type == "cuda":
+        print(f"target        on a GPU within 2x of its bound: ranking alone {engine_qps / blocked_qps:.2f} x the "
+              f"blocked bound -> {'met' if engine_qps >= blocked_qps / 2 else 'NOT met'}")
+        cpu_matmul_qps, cpu_blocked_qps = matmul_bound(2 * splits["test"].shape[0], entity, 1024, args.seed)
+        cpu_qps, _, cpu_ranks, _ = run_ours(entity, relation, splits, test, num_entities, num_relations, 1024,
+                                            cpu_matmul_qps, cpu_blocked_qps)
+        diff = np.concatenate([np.abs(cpu_ranks[side] - ours_ranks[side]) for side in (HEAD, TAIL)])
+        print(f"cuda vs cpu   {ours_qps / cpu_qps:.1f} x faster end to end; realistic ranks: max |diff| "
+              f"{diff.max():g}, {np.count_nonzero(diff)} of {diff.size} differ (float rounding of near-ties)")
 
     if args.pykeen_triples <= 0:
         return
     # --- PyKEEN --------------------------------------------------------------------------------------
-    import pykeen
-    from pykeen.evaluation import RankBasedEvaluator
-    from pykeen.models import DistMult
-    from pykeen.triples import CoreTriplesFactory
+    try:
+        import pykeen
+        from pykeen.evaluation import RankBasedEvaluator
+        from pykeen.models import DistMult
+        from pykeen.triples import CoreTriplesFactory
+    except ImportError:
+        print("PyKEEN       not installed here (bench/requirements.txt): comparison skipped")
+        return
 
     take = min(args.pykeen_triples, test.shape[0])
     subset = np.sort(np.random.default_rng(args.seed).choice(test.shape[0], size=take, replace=False))
@@ -152,7 +225,7 @@ def main() -> None:
     with torch.no_grad():
         model.entity_representations[0]._embeddings.weight.copy_(entity)
         model.relation_representations[0]._embeddings.weight.copy_(relation)
-    model.eval()
+    model.to(device).eval()
     evaluator = RankBasedEvaluator(filtered=True, clear_on_finalize=False)
     start = time.perf_counter()
     evaluator.evaluate(
@@ -169,8 +242,10 @@ def main() -> None:
         f"{num_queries / pykeen_qps:.0f} s extrapolated"
     print(f"PyKEEN {pykeen.get_version()} RankBasedEvaluator(filtered=True): {2 * take} queries in {pykeen_s:6.2f} s "
           f"= {pykeen_qps:9,.1f} queries/s{note}")
-    print(f"speed-up      ours / PyKEEN = {ours_qps / pykeen_qps:,.0f} x; ours / matmul bound = "
-          f"{ours_qps / matmul_qps:.2f}; target >= 1/3 of the bound: {'met' if ours_qps >= matmul_qps / 3 else 'NOT met'}")
+    target = "" if device.type == "cuda" else \
+        f"; target >= 1/3 of the bound: {'met' if ours_qps >= matmul_qps / 3 else 'NOT met'}"
+    print(f"speed-up      ours / PyKEEN on {device.type} = {ours_qps / pykeen_qps:,.0f} x; ours / matmul bound = "
+          f"{ours_qps / matmul_qps:.2f}{target}")
     def compare(evaluator, shared: np.ndarray, what: str) -> None:
         diffs = []
         for side, label in ((HEAD, "head"), (TAIL, "tail")):

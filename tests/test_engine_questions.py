@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from pooling.engine import questions as questions_module
 from pooling.engine.questions import HEAD, TAIL, Questions, Ragged, known_answers, questions_from_triples
 
 
@@ -22,6 +24,22 @@ def test_known_answers_over_several_splits() -> None:
     questions = Questions(np.array([0, 1, 9]), np.array([0, 0, 0]), np.array([TAIL, HEAD, TAIL]))
     answers = known_answers(questions, train, test)
     assert answers.to_lists() == [[1, 2, 3], [0, 5], []]
+
+
+@pytest.mark.parametrize("combined_keys", [True, False])
+def test_known_answers_match_sets_on_random_triples(combined_keys: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # both sorting paths (one int64 key per pair, or lexsort when keys would overflow) against plain sets
+    if not combined_keys:
+        monkeypatch.setattr(questions_module, "_COMBINED_KEY_LIMIT", 0)
+    rng = np.random.default_rng(5)
+    splits = [rng.integers(0, [40, 6, 40], size=(size, 3)) for size in (300, 40, 60)]
+    questions, _ = questions_from_triples(splits[2])
+    asked = Questions(np.append(questions.anchor, 39), np.append(questions.relation, 5), np.append(questions.side, HEAD))
+    expected = []
+    for anchor, relation, side in zip(asked.anchor.tolist(), asked.relation.tolist(), asked.side.tolist()):
+        expected.append(sorted({int(h if side == HEAD else t) for split in splits for h, r, t in split.tolist()
+                                if r == relation and (t if side == HEAD else h) == anchor}))
+    assert known_answers(asked, *splits).to_lists() == expected
 
 
 def test_ragged_helpers() -> None:

@@ -228,11 +228,14 @@ def questions_from_triples(triples: np.ndarray) -> tuple[Questions, Ragged]:
     return questions, answers
 
 
+_COMBINED_KEY_LIMIT = 2**62  # (question key, answer) pairs below it are sorted as one int64
+
+
 def known_answers(questions: Questions, *triple_arrays: np.ndarray) -> Ragged:
     """For each question, the entities that make it true in any of ``triple_arrays`` (sorted, unique).
 
     Vectorised: every triple yields two (question key, answer) pairs; they are sorted once and each
-    question's range is found with ``np.searchsorted`` (FB15k-237's 310k triples in ~0.1 s).
+    question's range is found with ``np.searchsorted`` (FB15k-237's 310k triples in ~0.05 s).
     """
     arrays = [as_triples(array) for array in triple_arrays]
     all_triples = np.concatenate(arrays) if arrays else np.zeros((0, 3), dtype=np.int64)
@@ -244,8 +247,13 @@ def known_answers(questions: Questions, *triple_arrays: np.ndarray) -> Ragged:
 
     side, relation, anchor, answer = _sided_pairs(all_triples)
     pair_keys = _question_keys(side, relation, anchor, num_entities, num_relations)
-    order = np.lexsort((answer, pair_keys))
-    pair_keys, answer = pair_keys[order], answer[order]
+    if 2 * num_relations * num_entities * num_entities < _COMBINED_KEY_LIMIT:
+        # one int64 per (question, answer) pair: one plain sort (numpy's lexsort and unique are ~3x slower)
+        combined = np.sort(pair_keys * num_entities + answer)
+        pair_keys, answer = combined // num_entities, combined % num_entities
+    else:  # keys too large to combine
+        order = np.lexsort((answer, pair_keys))
+        pair_keys, answer = pair_keys[order], answer[order]
     if pair_keys.size:  # drop duplicate (question, answer) pairs, e.g. a triple in two splits
         keep = np.ones(pair_keys.size, dtype=bool)
         keep[1:] = (pair_keys[1:] != pair_keys[:-1]) | (answer[1:] != answer[:-1])
