@@ -93,3 +93,26 @@ def test_next_item_request_costs_a_fixed_number_of_queries(tmp_path):
     # token, campaign with roles, own hand-out, queue head (two busy levels at most), hand-out insert, item
     # update, template, questions, their triples (the expiry check ran for a's request moments before)
     assert counts[0] <= 11, counts
+
+
+def test_submit_request_costs_a_fixed_number_of_queries(tmp_path):
+    counts = []
+    for campaign in (star_campaign(tmp_path, items=4, name="few"), star_campaign(tmp_path, items=60, name="many")):
+        per_request = []
+        for n, annotator in enumerate(users(campaign, Role.ANNOTATOR, 2)):
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
+            hand_out = client.post(f"/api/campaigns/{campaign.name}/next-item/").json()["hand_out"]
+            body = {"answer": "Y", "source_url": "https://en.wikipedia.org/wiki/X", "request_id": f"r{n}"}
+            with CaptureQueriesContext(connection) as queries:
+                response = client.post(f"/api/campaigns/{campaign.name}/hand-outs/{hand_out}/judgment/", body,
+                                       format="json")
+            assert response.status_code == 201, response.content
+            per_request.append(len(queries))
+        item = Assignment.objects.get(pk=hand_out).item
+        assert item.status == Item.Status.AGREED and item.num_judgments == 2  # the second submit decided it
+        counts.append(per_request)
+    assert counts[0] == counts[1], counts
+    # token, campaign with roles, hand-out, item lock, judgments (retry, prior, answers in one), assignment,
+    # judgment insert, assignment and item updates, savepoint/commit, then the consistency check's reads
+    assert max(counts[0]) <= 14, counts

@@ -90,15 +90,14 @@ class ItemView:
         }
 
 
-def _name(entity: Entity) -> str:
-    return entity.name or entity.key
-
-
 def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
     """The sampled test triples behind the questions that pooled ``item``: the questions of its pool hits, or
     (entries without hits, gold checks) the sample's questions the triple answers. Three queries at most."""
-    asked_by = Question.objects.select_related("anchor", "relation").order_by("side", "position")
-    questions: list[Question] = []
+    # Plain rows of the few columns shown (no model instances): the ORM compiles and loads a fraction of the
+    # columns select_related would (this runs on every hand-out).
+    asked_by = Question.objects.order_by("side", "position").values_list(
+        "pk", "side", "qid", "anchor__name", "anchor__key", "relation__text", "relation__key")
+    questions: list[tuple] = []
     if item.entry_id is not None:
         hits = PoolHit.objects.filter(entry_id=item.entry_id).values("question_id")
         questions = list(asked_by.filter(pk__in=hits)[:limit])
@@ -111,23 +110,23 @@ def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
         )
     if not questions:
         return []
-    triples_of: dict[int, list[SampleTriple]] = {q.pk: [] for q in questions}
+    triples_of: dict[int, list[tuple]] = {q[0]: [] for q in questions}
     links = (
-        SampleTriple.objects.filter(questions__in=questions)
+        SampleTriple.objects.filter(questions__in=list(triples_of))
         .annotate(question_pk=F("questions__pk"))
-        .select_related("head", "relation", "tail")
         .order_by("position")
+        .values_list("question_pk", "head__name", "head__key", "relation__text", "relation__key", "tail__name",
+                     "tail__key")
     )
-    for triple in links:
-        triples_of[triple.question_pk].append(triple)
+    for question_pk, *names in links:
+        triples_of[question_pk].append(names)
     rows: list[OriginTriple] = []
-    for question in questions:
-        rel = question.relation.text or question.relation.key
-        anchor = _name(question.anchor)
-        asked = f"(?, {rel}, {anchor})" if question.side == Question.Side.HEAD else f"({anchor}, {rel}, ?)"
-        for triple in triples_of[question.pk][:limit]:
-            rows.append(OriginTriple(_name(triple.head), triple.relation.text or triple.relation.key,
-                                     _name(triple.tail), question.qid, asked))
+    for pk, side, qid, anchor_name, anchor_key, rel_text, rel_key in questions:
+        rel = rel_text or rel_key
+        anchor = anchor_name or anchor_key
+        asked = f"(?, {rel}, {anchor})" if side == Question.Side.HEAD else f"({anchor}, {rel}, ?)"
+        for head_name, head_key, t_rel_text, t_rel_key, tail_name, tail_key in triples_of[pk][:limit]:
+            rows.append(OriginTriple(head_name or head_key, t_rel_text or t_rel_key, tail_name or tail_key, qid, asked))
     return rows[:limit]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.lib.sources import SourceError, check_source
@@ -47,20 +48,26 @@ def submit_judgment(
     now = now or timezone.now()
     answer = parse_answer(answer)
     request_id = (request_id or "").strip()
-    if request_id:
-        prior = Judgment.objects.filter(user=user, request_id=request_id).first()
-        if prior is not None:
-            if prior.item_id != item.pk:
-                raise AnnotationError(f"request id {request_id!r} was already used for another item")
-            return prior
     campaign = item.campaign
-    try:
-        source = check_source(source_url, campaign.allowed_domains)
-    except SourceError as exc:
-        raise InvalidSource(str(exc)) from None
     with transaction.atomic():
         locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
-        prior = Judgment.objects.filter(item=locked, user=user).first()
+        # One query for: a retry by request id (any item of this user), this user's prior judgment of the item,
+        # and (to decide the item with its last judgment) the item's other judgments; gold checks, judged by
+        # every annotator and never decided, only need this user's.
+        mine = Q(item=locked, user=user) if locked.is_gold else Q(item=locked)
+        if request_id:
+            mine |= Q(user=user, request_id=request_id)
+        rows = list(Judgment.objects.filter(mine).order_by())
+        retried = next((j for j in rows if request_id and j.user_id == user.pk and j.request_id == request_id), None)
+        if retried is not None:
+            if retried.item_id != item.pk:
+                raise AnnotationError(f"request id {request_id!r} was already used for another item")
+            return retried
+        try:
+            source = check_source(source_url, campaign.allowed_domains)
+        except SourceError as exc:
+            raise InvalidSource(str(exc)) from None
+        prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
         if prior is not None:
             if prior.answer == answer and prior.source_url == source.url:
                 return prior
@@ -85,7 +92,7 @@ def submit_judgment(
         if not locked.is_gold and locked.num_judgments >= campaign.judgments_per_item and locked.status in (
             Item.Status.PENDING, Item.Status.IN_PROGRESS
         ):
-            answers = set(Judgment.objects.filter(item=locked).values_list("answer", flat=True))
+            answers = {j.answer for j in rows if j.item_id == locked.pk} | {answer}
             if len(answers) == 1 and not locked.flags:
                 locked.status = Item.Status.AGREED
                 locked.label = answer
