@@ -7,4 +7,5 @@ from kgpool.settings import *  # noqa: F401,F403
 
 _BROKER_DIR = os.environ.get("KGPOOL_FILESYSTEM_BROKER_DIR", "/tmp/kgpool-broker")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_in": f"{_BROKER_DIR}/queue", "data_folder_out": f"{_BROKER_DIR}/queue",
-                                   "processed_folder": f"{_BROKER_DIR}/processed", "store_processed": False}
+                                   "processed_folder": f"{_BROKER_DIR}/processed", "store_processed": False,
+                                   "control_folder": f"{_BROKER_DIR}/control"}

@@ -10,7 +10,7 @@ WORK=$(mktemp -d)
 export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$PWD/bench DJANGO_SETTINGS_MODULE=filesystem_broker_settings \
   KGPOOL_VAR_DIR=$WORK/var KGPOOL_FILESYSTEM_BROKER_DIR=$WORK/broker CELERY_BROKER_URL=filesystem:// \
   CELERY_RESULT_BACKEND=file://$WORK/results MPLBACKEND=Agg PYTHONUNBUFFERED=1
-mkdir -p "$WORK/broker/queue" "$WORK/broker/processed" "$WORK/results"
+mkdir -p "$WORK/broker/queue" "$WORK/broker/processed" "$WORK/broker/control" "$WORK/results"
 $PY manage.py migrate -v 0
 $PY manage.py import_kg umls datasets/umls
 $PY manage.py sample_test umls --size 100 --seed 1 --name smoke
