@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 from pooling.engine import ranking  # noqa: E402
+from pooling.engine.kgfiles import read_kg  # noqa: E402
 from pooling.engine.questions import HEAD, TAIL, Ragged, known_answers, questions_from_triples  # noqa: E402
 from pooling.engine.ranking import rank, score_fn_from_matrix  # noqa: E402
 from pooling.kge.models import ARCHITECTURES, build_model  # noqa: E402
@@ -57,15 +58,8 @@ def test_cuda_many_targets_per_question(sort_from: int, monkeypatch: pytest.Monk
 
 
 def nations(shared_data) -> tuple[dict[str, np.ndarray], int, int]:
-    rows = {name: [line.split("\t") for line in (shared_data / "nations" / f"{name}.txt").read_text().splitlines()
-                   if line.strip()] for name in ("train", "valid", "test")}
-    entities = sorted({e for split in rows.values() for h, _, t in split for e in (h, t)})
-    relations = sorted({r for split in rows.values() for _, r, _ in split})
-    entity_id = {e: i for i, e in enumerate(entities)}
-    relation_id = {r: i for i, r in enumerate(relations)}
-    splits = {name: np.array([[entity_id[h], relation_id[r], entity_id[t]] for h, r, t in split], dtype=np.int64)
-              for name, split in rows.items()}
-    return splits, len(entities), len(relations)
+    data = read_kg(shared_data / "nations")
+    return data.splits, len(data.entity_keys), len(data.relation_keys)
 
 
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))
