@@ -19,4 +19,5 @@ def test_swagger_ui_assets_are_self_hosted(client) -> None:
         assert not re.match(r"^(https?:)?//", asset), f"third-party asset on the docs page: {asset}"
         assert asset.startswith("/static/drf_spectacular_sidecar/"), asset
         assert finders.find(asset.removeprefix("/static/")), f"{asset} is not among the static files"
+        assert client.get(asset).status_code == 200, f"{asset} is not served"  # WhiteNoise, no collectstatic
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
