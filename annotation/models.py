@@ -3,6 +3,13 @@
 Locking rule used by every service that writes here: an :class:`Item` row lock guards the item's counters,
 its assignments, judgments and adjudication. A transaction that changes any of them first locks the item
 (``select_for_update``) and never waits for a second item while holding one, so writers cannot deadlock.
+
+People's labels are the product: judgments, adjudications and expert reviews (and their history,
+:class:`LabelVersion`) are PROTECTed, and so is every user who was handed work. Deleting anything they hang
+from (a user, campaign, pool, sample, KG, entity, relation, item) is refused while they exist; a campaign
+leaves only through ``archive_campaign`` (a verified backup first), a user is deactivated instead
+(``services/users.deactivate_user``). An item's status, label, origin and counters are derived from its
+facts (``services/item_state.recompute_item``).
 """
 from __future__ import annotations
 
@@ -26,6 +33,16 @@ class Label(models.TextChoices):
     NO = "N", "no"
 
 
+JUDGING_ORDERS = [
+    ("random", "random (shuffled)"),
+    ("depth", "pool depth"),
+    ("move_to_front", "move-to-front (Cormack et al. 1998)"),
+    ("maxmean", "MaxMean bandit, one for the pool (Losada et al. 2016)"),
+    ("maxmean_question", "MaxMean bandit, one per question"),
+    ("kg_aware", "KG-aware estimate (systems, relation, question's answers)"),
+]
+
+
 class Campaign(models.Model):
     """Judging of one pool: who judges, which sources count, how work is handed out."""
 
@@ -46,6 +63,20 @@ class Campaign(models.Model):
     )
     gold_threshold = models.FloatField(
         default=0.8, help_text="Annotators whose accuracy on gold checks is under this share are listed in a warning"
+    )
+    judging_order = models.CharField(
+        max_length=20, default="random", choices=JUDGING_ORDERS,
+        help_text="Which items people judge first (issue 20); an adaptive order re-keys the queue as labels become final",
+    )
+    item_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Stop handing out new pool items once this many have been started (blank: no budget)"
+    )
+    order_rewards = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Final labels the queue order was last computed from"
+    )
+    evaluate_when_done = models.BooleanField(
+        default=False, editable=False,
+        help_text="Start the evaluation its campaign file declares once the last item is decided (campaign apply)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="campaigns")
@@ -95,9 +126,10 @@ class Item(models.Model):
         UNANIMOUS = "unanimous", "unanimous"
         ADJUDICATED = "adjudicated", "adjudicated"
         RULE = "rule", "rule"
-        EXPERT = "expert", "expert"
+        EXPERT = "expert", "expert (legacy; expert labels are now applied with origin audit)"
         REUSED = "reused", "reused"
         IMPORTED = "imported", "imported"
+        AUDIT = "audit", "audit (expert majority)"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
@@ -132,6 +164,9 @@ class Item(models.Model):
             models.Index(fields=["campaign", "queue_key", "id"], name="item_queue_order",
                          condition=Q(status__in=["pending", "in_progress"])),
             models.Index(fields=["entry"], name="item_entry"),
+            # the entity lookups of PostgreSQL's foreign-key checks when entities are deleted (pooling.PoolEntry)
+            models.Index(fields=["head"], name="item_head"),
+            models.Index(fields=["tail"], name="item_tail"),
         ]
 
     def __str__(self) -> str:
@@ -153,7 +188,8 @@ class Assignment(models.Model):
         CANCELLED = "cancelled", "cancelled"
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    # PROTECT: deleting a user with hand-outs left their items' counters counting ghosts (deactivate instead)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.JUDGE)
     state = models.CharField(max_length=9, choices=State.choices, default=State.OPEN)
     handed_out_at = models.DateTimeField()
@@ -174,15 +210,18 @@ class Assignment(models.Model):
 class Judgment(models.Model):
     """One annotator's Y/N with its evidence. At most one per (item, user); ``request_id`` makes retries safe."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="judgments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments")
     assignment = models.OneToOneField(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgment")
     answer = models.CharField(max_length=1, choices=Label.choices)
     source_url = models.URLField(max_length=2000, help_text="Normalised: lower-case host, no fragment")
     source_domain = models.CharField(max_length=255, help_text="The allow-listed domain the URL matched")
     quote = models.TextField(blank=True)
     given_at = models.DateTimeField()
+    # Measured on the server, from the hand-out to the answer (what the rushed-answer check reads); the client's
+    # own figure is only a hint, clamped to the server's (a client can send anything).
     time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
+    client_time_ms = models.PositiveIntegerField(null=True, blank=True, help_text="The client's time on task (hint)")
     request_id = models.CharField(max_length=100, blank=True, help_text="Client id of the request (idempotent retries)")
 
     class Meta:
@@ -201,8 +240,8 @@ class Judgment(models.Model):
 class Adjudication(models.Model):
     """The final label of a conflict, by a third person who judged neither side."""
 
-    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="adjudication")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="adjudications")
+    item = models.OneToOneField(Item, on_delete=models.PROTECT, related_name="adjudication")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications")
     label = models.CharField(max_length=1, choices=Label.choices)
     reason = models.TextField()
     decided_at = models.DateTimeField()
@@ -214,14 +253,77 @@ class Adjudication(models.Model):
 class ExpertReview(models.Model):
     """An expert's blind relabel of an item in the audit sample (SPEC 4.2)."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="expert_reviews")
-    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="expert_reviews")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="expert_reviews")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="expert_reviews")
     label = models.CharField(max_length=1, choices=Label.choices, blank=True, help_text="Blank until the expert answers")
     comment = models.TextField(blank=True)
     given_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "expert"], name="expert_review_once")]
+
+
+class LabelVersion(models.Model):
+    """Append-only history of people's labels: one row per creation or change of a judgment, an adjudication or
+    an expert review's label, with who and when, the old and the new answer and evidence, and why.
+
+    Rows are never updated or deleted (``save`` of an existing row and ``delete`` raise; the admin shows them
+    read-only). Evidence: the source URL (judgments) and a text: the quote (judgments), the reason
+    (adjudications) or the comment (expert reviews).
+    """
+
+    class Kind(models.TextChoices):
+        JUDGMENT = "judgment", "judgment"
+        ADJUDICATION = "adjudication", "adjudication"
+        EXPERT = "expert", "expert label"
+
+    class Reason(models.TextChoices):
+        SUBMIT = "submit", "submitted"
+        ADMIN_EDIT = "admin_edit", "changed by an admin"
+        INITIAL = "initial", "state when the history began"
+
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="label_versions")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
+    adjudication = models.ForeignKey(Adjudication, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
+    expert_review = models.ForeignKey(ExpertReview, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+",
+                               help_text="Whose label it is: the annotator, adjudicator or expert")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="+", help_text="Who made this change (blank: a program)")
+    changed_at = models.DateTimeField()
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    note = models.TextField(blank=True, help_text="Why the change was made (required for admin edits)")
+    old_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
+    new_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
+    old_source_url = models.CharField(max_length=2000, blank=True)
+    new_source_url = models.CharField(max_length=2000, blank=True)
+    old_text = models.TextField(blank=True)
+    new_text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["item", "changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="judgment", judgment__isnull=False, adjudication__isnull=True, expert_review__isnull=True)
+                    | Q(kind="adjudication", judgment__isnull=True, adjudication__isnull=False, expert_review__isnull=True)
+                    | Q(kind="expert", judgment__isnull=True, adjudication__isnull=True, expert_review__isnull=False)
+                ),
+                name="label_version_one_subject",
+            ),
+        ]
+
+    def save(self, *args, **kwargs) -> None:
+        if not self._state.adding:
+            raise ValueError("label versions are append-only: record a new version instead of changing one")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("label versions are append-only and cannot be deleted")
+
+    def __str__(self) -> str:
+        return f"{self.kind} of item {self.item_id}: {self.old_answer or '-'} -> {self.new_answer or '-'} ({self.reason})"
 
 
 class AuditItem(models.Model):
@@ -271,3 +373,19 @@ class QuestionTemplate(models.Model):
 
 def new_request_id() -> str:
     return uuid.uuid4().hex
+
+
+class CampaignFile(models.Model):
+    """The campaign file (TOML, ``annotation.lib.campaign_file``) last applied to a campaign with ``campaign apply``.
+
+    ``campaign export`` writes the campaign from the database and takes from here what the database does not hold:
+    the KG's metadata files, the filter options, the import options of systems and the evaluation to run when
+    judging is done."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="campaign_file")
+    spec = models.JSONField(default=dict, help_text="The applied file, checked and with absolute paths (JSON)")
+    path = models.CharField(max_length=1000, blank=True, help_text="Where the file was read from")
+    applied_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"campaign file of {self.campaign}"

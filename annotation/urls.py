@@ -20,6 +20,8 @@ pages = [
     path("<slug:name>/manage/", manage.dashboard, name="manage"),
     path("<slug:name>/manage/members/", manage.members, name="manage_members"),
     path("<slug:name>/manage/sources/", manage.domains, name="manage_domains"),
+    path("<slug:name>/manage/order/", manage.judging_order, name="manage_order"),
+    path("<slug:name>/manage/order/simulation/", manage.simulation, name="manage_simulation"),
     path("<slug:name>/manage/filter/", manage.filtering, name="manage_filter"),
     path("<slug:name>/manage/filter/apply/", manage.filtering_apply, name="manage_filter_apply"),
     path("<slug:name>/manage/filter/revert/", manage.filtering_revert, name="manage_filter_revert"),
@@ -31,6 +33,7 @@ pages = [
     path("<slug:name>/manage/quality/recheck/", quality.recheck, name="manage_quality_recheck"),
     path("<slug:name>/manage/audit/", audit.audit_admin, name="manage_audit"),
     path("<slug:name>/manage/audit/draw/", audit.audit_draw, name="manage_audit_draw"),
+    path("<slug:name>/manage/audit/apply/", audit.audit_apply, name="manage_audit_apply"),
     path("<slug:name>/manage/export/<str:fmt>/", manage.export, name="manage_export"),
 ]
 

@@ -15,6 +15,9 @@ Timed, per system:
 - ours / file: read_qrels + read_run + judged_ranking_from_trec + evaluate (file written untimed);
 - pytrec_eval: RelevanceEvaluator(qrels dict) + evaluate(run dict)   [the dicts are given];
 - ranx: Qrels(dict) + Run(dict) + evaluate.
+- all_trec (unless --skip-all-trec): every per-query measure of trec_eval's ``-m all_trec`` (98 values per
+  question: P, recall, iprec_at_recall, Rprec_mult, ndcg and its variants, G, rbp, unj, set measures, ...)
+  from arrays, and pytrec_eval's all_trec on the reference systems, with their agreement.
 The reference tools (and our dict/file paths) run on --reference-systems systems only (default 1)
 because each needs a 22.85M-entry dict of dicts; their per-system time is the mean over those.
 """
@@ -33,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evaluation.core import measure_names  # noqa: E402
 from evaluation.core.macro import JudgedRanking, evaluate  # noqa: E402
 from evaluation.core.trec import Qrels, Run, judged_ranking_from_trec, read_qrels, read_run  # noqa: E402
 
@@ -40,6 +44,12 @@ MEASURES = ["map_cut_20", "ndcg_cut_20", "recip_rank", "P_10"]
 PYTREC_MEASURES = {"map_cut.20", "ndcg_cut.20", "recip_rank", "P.10"}
 RANX_MEASURES = {"map_cut_20": "map@20", "ndcg_cut_20": "ndcg@20", "recip_rank": "mrr", "P_10": "precision@10"}
 MAX_JUDGED = 20  # latent ids 0..19 are the judged entities of a question
+ALL_TREC = [m for m in measure_names.request(["all_trec"]) if m.base not in ("runid", "num_q")]
+#: pytrec_eval's all_trec (its runid and relstring are not numbers)
+PYTREC_ALL_TREC = {"num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                   "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+                   "ndcg", "relative_P", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+                   "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"}
 
 
 class Campaign:
@@ -137,6 +147,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-ranx", action="store_true")
     parser.add_argument("--skip-file", action="store_true")
+    parser.add_argument("--skip-all-trec", action="store_true")
     args = parser.parse_args()
 
     campaign = Campaign(args.questions, args.entities, args.seed)
@@ -162,6 +173,12 @@ def main() -> None:
                             campaign.judged_rel, scores=scores)
         ours_s, t_eval = timed(evaluate, judged_s, MEASURES)
         record("ours: arrays + scores (trec order)", t + t_eval)
+
+        if not args.skip_all_trec:
+            judged_all, t = timed(JudgedRanking.from_topk, candidates, campaign.judged_query, campaign.judged_doc,
+                                  campaign.judged_rel)
+            ours_all, t_eval = timed(evaluate, judged_all, ALL_TREC)
+            record(f"ours: arrays, all_trec ({len(ALL_TREC)} values)", t + t_eval)
 
         ranks = _ranks(campaign, candidates)  # what the ranking engine hands over (untimed)
         relevant = campaign.judged_rel == 1
@@ -203,6 +220,20 @@ def main() -> None:
                     float(np.abs(ours[name] - theirs).max()), float(np.abs(ours_d[name] - theirs).max()))
             del reference
             gc.collect()
+
+            if not args.skip_all_trec:
+                reference, t = timed(lambda: pytrec_eval.RelevanceEvaluator(reference_qrels, PYTREC_ALL_TREC)
+                                     .evaluate(run))
+                record("pytrec_eval: dicts, all_trec", t)
+                worst, compared = 0.0, 0
+                for name, values in ours_all.items():
+                    if name in reference[qids[0]]:
+                        theirs = np.array([reference[qid][name] for qid in qids])
+                        worst = max(worst, float(np.nanmax(np.abs(values - theirs))))
+                        compared += len(theirs)
+                agreement[f"ours vs pytrec_eval: all_trec ({compared} values)"] = worst
+                del reference
+                gc.collect()
 
             if not args.skip_ranx:
                 import ranx

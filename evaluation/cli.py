@@ -1,10 +1,9 @@
 """Command line: ``python -m evaluation {trec,macro,micro,...}`` (no Django, no torch).
 
-- ``trec QRELS RUN [-q] [-c] [-l LEVEL] [-m MEASURE ...]``: trec_eval-compatible output lines
-  ``measure<TAB>qid<TAB>value`` (measure name left-justified to 22 characters as trec_eval does,
-  values with 4 decimals, ``all`` for the summary).
+- ``trec [trec_eval options] QRELS RUN``: trec_eval 10's command line and output, see :mod:`evaluation.cli_trec`.
 - ``macro QRELS RUN``: the same with kgpool's default macro measures.
-- ``micro RANKS.tsv [--hits 1,3,10] [--by side|relation|category|domain]``: answer-wise metrics.
+- ``micro RANKS.tsv [--hits 1,3,10] [--by side|relation|category|domain] [--family]``: answer-wise metrics;
+  ``--family`` adds PyKEEN's rank-based family (adjusted, z-scored, ...) from each line's num_candidates.
 
 Other subcommands (probe, kendall) are added by ``evaluation.cli_analysis.register`` when present.
 Input files are read by :mod:`evaluation.inputs`. Bad input: a one-line ``error: FILE:LINE: ...`` on stderr,
@@ -20,63 +19,10 @@ from typing import Sequence, TextIO
 
 import numpy as np
 
-from evaluation.core import macro, micro
-from evaluation.core.trec import TrecFormatError, judged_ranking_from_trec, read_qrels, read_run
-from evaluation.inputs import InputError, read_ranks, read_triples, read_two_columns
-
-#: trec_eval-like default set (its "official" measures that this module implements, plus ndcg).
-DEFAULT_TREC_MEASURES: tuple[str, ...] = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
-    "P", "ndcg",
-)
-#: kgpool's macro measures (pool depth 10 in the published campaign).
-DEFAULT_MACRO_MEASURES: tuple[str, ...] = (
-    "num_q", "recip_rank", "success.1,3,10", "map_cut.10", "ndcg_cut.10", "P.10", "bpref", "infAP",
-)
-_SUMMARY_ONLY = ("runid", "num_q")
-_INTEGER_MEASURES = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret"})
-
-
-# ---------------------------------------------------------------------- trec / macro
-def _format_line(name: str, qid: str, value: float | str) -> str:
-    if isinstance(value, str):
-        text = value
-    elif name in _INTEGER_MEASURES:
-        text = str(int(round(value)))
-    else:
-        text = f"{value:.4f}"
-    return f"{name:<22}\t{qid}\t{text}"
-
-
-def run_trec(args: argparse.Namespace, out: TextIO, default_measures: Sequence[str]) -> int:
-    requested = [m for group in (args.measure or [list(default_measures)]) for m in group]
-    special = [m for m in requested if m in _SUMMARY_ONLY]
-    measures = macro.expand_measures([m for m in requested if m not in _SUMMARY_ONLY])
-    qrels = read_qrels(args.qrels)
-    run = read_run(args.run)
-    judged = judged_ranking_from_trec(qrels, run, complete=args.complete, relevance_level=args.level)
-    if judged.num_queries == 0:
-        raise InputError(args.run, None, "no queries with both results and relevance info")
-    per_query = macro.evaluate(judged, measures)
-    lines: list[str] = []
-    if args.per_query:
-        for index, qid in enumerate(judged.query_ids):
-            lines += [_format_line(name, qid, values[index]) for name, values in per_query.items()]
-    summary = macro.mean_over_queries(per_query, judged)
-    for name in _summary_order(special, measures):
-        if name == "runid":
-            lines.append(_format_line(name, "all", run.tag))
-        elif name == "num_q":
-            lines.append(_format_line(name, "all", judged.num_queries))
-        else:
-            lines.append(_format_line(name, "all", summary[name]))
-    out.write("\n".join(lines) + "\n")
-    return 0
-
-
-def _summary_order(special: Sequence[str], measures: Sequence[str]) -> list[str]:
-    """Summary lines: runid / num_q first (as trec_eval prints them), then the measures."""
-    return [m for m in _SUMMARY_ONLY if m in special] + list(measures)
+from evaluation.core import macro, micro, rank_family
+from evaluation.core.trec import TrecFormatError
+from evaluation.inputs import InputError, finite_number, read_ranks, read_triples, read_two_columns
+from pooling.engine.userfiles import shown
 
 
 # ---------------------------------------------------------------------- micro
@@ -114,73 +60,71 @@ def _relation_categories(args: argparse.Namespace, relation_names: np.ndarray) -
 
 
 def run_micro(args: argparse.Namespace, out: TextIO) -> int:
-    try:
-        hits = [int(k) for k in args.hits.split(",") if k]
-    except ValueError:
-        raise InputError(None, None, f"--hits must be comma-separated integers, got {args.hits!r}") from None
+    cutoffs = [k.strip() for k in args.hits.split(",") if k.strip()]
+    if not all(k.isascii() and k.isdigit() and len(k) <= 10 and 1 <= int(k) < 2**31 for k in cutoffs):  # not ²
+        raise InputError(None, None, f"--hits must be comma-separated positive integers, got {shown(args.hits)}")
+    hits = [int(k) for k in cutoffs]
     data = read_ranks(args.ranks)
     rank, relation, side, names = data.rank, data.relation_codes, data.side, data.relation_names
+    candidates = data.num_candidates
     rows: list[tuple[str, str, float]] = []
 
-    def add(group: str, metrics: dict[str, float]) -> None:
+    def family(mask: np.ndarray | slice = slice(None), weights: np.ndarray | None = None) -> dict[str, float]:
+        """The rank family beyond MR / MRR / Hits@K of these rankings (nothing without --family)."""
+        if not args.family:
+            return {}
+        values = rank_family.rank_family(rank[mask], candidates[mask], hits, weights)
+        return {name: values[name] for name in rank_family.added_names(hits)}
+
+    def add(group: str, metrics: dict[str, float], group_of: np.ndarray | None = None, index: int = 0) -> None:
+        """Rows of one group; ``group_of == index`` selects its rankings for the family (all when None)."""
+        metrics = {**metrics, **family(slice(None) if group_of is None else group_of == index)}
         rows.extend((name, group, value) for name, value in metrics.items())
 
     add("all", micro.micro_metrics(rank, hits))
     for by in args.by or []:
         if by == "side":
             for label, metrics in micro.by_side(rank, side, hits).items():
-                add(label, metrics)
+                add(label, metrics, side, micro.SIDE_NAMES.index(label))
         elif by == "relation":
             for label, metrics in micro.by_relation(rank, relation, list(names), hits).items():
-                add(label, metrics)
-            add("macro-relation", micro.macro_over_relations(rank, relation, hits))
+                add(label, metrics, relation, list(names).index(label))
+            rows.extend((n, "macro-relation", v) for n, v in micro.macro_over_relations(rank, relation, hits).items())
         elif by == "domain":
             codes, labels = micro.group_codes(list(names))
             means, counts = micro.grouped_metrics(rank, codes[relation], len(labels), hits)
             for i, label in enumerate(labels):
                 if counts[i]:
-                    add(label, {name: float(v[i]) for name, v in means.items()})
-            add("macro-domain", micro.macro_over_groups(rank, relation, codes, hits))
+                    add(label, {name: float(v[i]) for name, v in means.items()}, codes[relation], i)
+            rows.extend((n, "macro-domain", v) for n, v in micro.macro_over_groups(rank, relation, codes, hits).items())
         elif by == "category":
             categories = _relation_categories(args, names)
+            group = micro.category_codes(categories)[relation] * 2 + side  # as micro.by_category_side
+            labels = [f"{c}/{s}" for c in micro.CATEGORIES for s in micro.SIDE_NAMES]
             for label, metrics in micro.by_category_side(rank, relation, side, categories, hits).items():
-                add(label, metrics)
+                add(label, metrics, group, labels.index(label))
     if args.relation_weights:
-        table = read_two_columns(args.relation_weights, "weight", float)
+        table = read_two_columns(args.relation_weights, "weight", finite_number)
         weights = np.array([table.get(name, 0.0) for name in names])  # unlisted relations weigh 0
         try:
-            add("reweighted", micro.reweighted(rank, relation, weights, hits))
+            metrics = micro.reweighted(rank, relation, weights, hits)
+            metrics.update(family(weights=rank_family.per_ranking_weights(relation, weights)))
         except ValueError as exc:
             raise InputError(args.relation_weights, None, str(exc)) from None
+        rows.extend((name, "reweighted", value) for name, value in metrics.items())
     out.write("\n".join(f"{name:<10}\t{group}\t{value:.4f}" for name, group, value in rows) + "\n")
     return 0
 
 
 # ---------------------------------------------------------------------- parser
-def _add_trec_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("qrels", help="qrels file: qid iter docid rel")
-    parser.add_argument("run", help="run file: qid Q0 docid rank score tag")
-    parser.add_argument("-q", dest="per_query", action="store_true", help="also print per-query values")
-    parser.add_argument("-c", dest="complete", action="store_true",
-                        help="average over all qrels queries (missing ones score 0), like trec_eval -c")
-    parser.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
-    parser.add_argument("-m", dest="measure", action="append", nargs="+", metavar="MEASURE",
-                        help="measure(s): map, P, P.5,10, ndcg_cut_20, success.1,10, bpref, infAP, "
-                             "all_trec, ... (repeatable)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evaluation",
                                      description="kgpool evaluation (trec_eval-compatible macro, micro, ...)")
     subparsers = parser.add_subparsers(dest="command", required=True)
 
-    trec = subparsers.add_parser("trec", help="trec_eval-compatible evaluation of a run file")
-    _add_trec_arguments(trec)
-    trec.set_defaults(handler=lambda a, out: run_trec(a, out, DEFAULT_TREC_MEASURES))
-
-    macro_parser = subparsers.add_parser("macro", help="trec with kgpool's default macro measures")
-    _add_trec_arguments(macro_parser)
-    macro_parser.set_defaults(handler=lambda a, out: run_trec(a, out, DEFAULT_MACRO_MEASURES))
+    # trec / macro read trec_eval's own command line (evaluation.cli_trec); main() hands them over
+    subparsers.add_parser("trec", add_help=False, help="trec_eval: [-q] [-c] [-m measure]... QRELS RUN (trec -h)")
+    subparsers.add_parser("macro", add_help=False, help="trec with kgpool's default macro measures")
 
     micro_parser = subparsers.add_parser("micro", help="answer-wise MR / MRR / Hits@K")
     micro_parser.add_argument("ranks", metavar="RANKS.tsv",
@@ -193,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
                               help="relation<TAB>category file (for --by category)")
     micro_parser.add_argument("--relation-weights", metavar="WEIGHTS.tsv",
                               help="relation<TAB>weight file: also print the reweighted micro metrics")
+    micro_parser.add_argument("--family", action="store_true",
+                              help="also print PyKEEN's rank-based family from each line's num_candidates: AMR, "
+                                   "AMRI, zMR, AMRR, zMRR, AHits@K, zHits@K, GMR, IGMR, AGMRI, zGMR, HMR, MedR, "
+                                   "RankStd, RankVar, RankMAD (not in the macro-* rows)")
     micro_parser.set_defaults(handler=run_micro)
 
     try:
@@ -206,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("trec", "macro"):
+        from evaluation import cli_trec
+
+        return cli_trec.main(argv[0], argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     # Our handlers take (args, out); subcommands registered by others may set `handler` or `func`

@@ -20,12 +20,12 @@ RANKS may start with a header line.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 import numpy as np
 
-from evaluation.inputs import InputError, read_metric_table, read_ranks, read_triples
+from evaluation.inputs import InputError, finite_number, read_metric_table, read_ranks, read_triples
+from pooling.engine.userfiles import shown
 
 __all__ = ["register", "run_probe", "run_kendall"]
 
@@ -97,12 +97,9 @@ def run_kendall(args: argparse.Namespace) -> int:
 
 def _finite_float(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
-    return value
+        return finite_number(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error}: {shown(text)}") from None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -24,13 +24,17 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from evaluation.core.micro import SIDE_NAMES
+from evaluation.core.trec import MAX_FIELD_CHARS
+from pooling.engine import userfiles  # Django-free: regular files only, bounded lines
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["InputError", "RankFile", "read_ranks", "read_triples", "read_two_columns", "read_metric_table"]
+__all__ = ["InputError", "RankFile", "read_ranks", "read_triples", "read_two_columns", "read_metric_table",
+           "finite_number"]
 
 T = TypeVar("T")
+MAX_CANDIDATES = 2**53  # counts above this are not exact as floats (and overflow int64 soon after)
 RANK_COLUMNS = ("head", "relation", "tail", "side", "rank", "num_candidates")
 
 
@@ -44,13 +48,16 @@ class InputError(Exception):
         super().__init__(f"{location} {message}" if location else message)
 
 
-def _lines(path: str | Path) -> list[str]:
+def _lines(path: str | Path, field_separators: bytes = b" \t\r\n") -> list[str]:
     """The file's lines without line endings. Decoded in one go (fast on big rank files); a decoding error
     still names its line, counted like an editor does (``\\n`` only)."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise InputError(path, None, f"cannot read file: {error.strerror or error}") from None
+        data = userfiles.read_bytes(path)  # a FIFO or /dev/zero is refused, not read forever
+        userfiles.check_line_lengths(path, data)
+        userfiles.check_field_lengths(path, data, MAX_FIELD_CHARS, "names and values", separators=field_separators)
+    except userfiles.UserFileError as error:
+        message = "No such file or directory" if error.message == "file not found" else error.message
+        raise InputError(path, error.line, f"cannot read file: {message}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -125,6 +132,8 @@ def read_ranks(path: str | Path) -> RankFile:
             raise InputError(path, number, f"num_candidates is not a number: {candidates_text!r}") from None
         if not math.isfinite(count) or count != int(count) or count < 1:
             raise InputError(path, number, f"num_candidates must be a positive integer, got {candidates_text!r}")
+        if count > MAX_CANDIDATES:
+            raise InputError(path, number, f"num_candidates {candidates_text[:40]!r} is too large (at most 2**53)")
         if not 1 <= rank <= count:  # also rejects nan
             raise InputError(path, number, f"rank must be between 1 and num_candidates ({int(count)}), "
                                            f"got {rank_text}")
@@ -157,16 +166,28 @@ def read_two_columns(path: str | Path, what: str, parse: Callable[[str], T] = st
             raise InputError(path, number, f"expected 'relation {what}', got {len(fields)} columns")
         try:
             table[fields[0]] = parse(fields[1])
-        except ValueError:
-            raise InputError(path, number, f"bad {what}: {fields[1]!r}") from None
+        except ValueError as error:
+            reason = f" ({error})" if parse is finite_number else ""
+            raise InputError(path, number, f"bad {what}: {userfiles.shown(fields[1])}{reason}") from None
     return table
+
+
+def finite_number(text: str) -> float:
+    """A float that is neither infinite nor NaN (``float`` alone takes ``inf`` and ``nan``); ValueError else."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("not a number") from None
+    if not math.isfinite(value):
+        raise ValueError("not finite")
+    return value
 
 
 def read_metric_table(path: str | Path) -> pd.DataFrame:
     """CSV: header ``system,metric...``, one row per system, numeric values."""
     import pandas as pd  # lazy: only kendall needs it
 
-    rows = csv.reader(_lines(path))  # csv.reader counts one row per line here: no quoted newlines in tables
+    rows = csv.reader(_lines(path, b" \t\r\n,"))  # csv.reader counts one row per line here: no quoted newlines in tables
     try:
         numbered = [(number, row) for number, row in enumerate(rows, start=1) if any(c.strip() for c in row)]
     except csv.Error as error:  # e.g. a lone \r inside a line
@@ -180,25 +201,21 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
     if len(set(metrics)) != len(metrics):
         raise InputError(path, header_line, "duplicate metric name in the header")
     systems: list[str] = []
+    seen: set[str] = set()
     values: list[list[float]] = []
     for number, row in numbered[1:]:
         if len(row) != len(header):
             raise InputError(path, number, f"expected {len(header)} columns, got {len(row)}")
         system = row[0].strip()
-        if system in systems:
-            raise InputError(path, number, f"duplicate system {system!r}")
-        try:
-            values.append([float(cell) for cell in row[1:]])
-        except ValueError:
-            bad = next(cell for cell in row[1:] if not _is_float(cell))
-            raise InputError(path, number, f"value is not a number: {bad!r}") from None
+        if system in seen:
+            raise InputError(path, number, f"duplicate system {userfiles.shown(system)}")
+        seen.add(system)
+        values.append([])
+        for cell in row[1:]:
+            try:
+                values[-1].append(finite_number(cell))
+            except ValueError as error:  # inf / nan would make every tau meaningless
+                raise InputError(path, number, f"value is {error}: {userfiles.shown(cell)}") from None
         systems.append(system)
     return pd.DataFrame(values, index=pd.Index(systems, name="system"), columns=metrics)
 
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

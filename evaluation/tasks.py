@@ -1,6 +1,6 @@
 """Celery tasks of the evaluation app: thin (load the run by id, call the service).
 
-A run is a chain of two tasks (``evaluation_chain``):
+A run is a chain of two tasks (fired by name by ``evaluation.services.runs.start_evaluation``):
 
 1. ``evaluation.tasks.score_evaluation`` scores the judged (question, entity) pairs missing from the rank cache
    with the systems' models (torch; the GPU helps). Route it to the GPU queue with, in settings::
@@ -17,8 +17,10 @@ Transient failures (database connection, storage I/O) are retried explicitly wit
 """
 from __future__ import annotations
 
-from celery import chain, shared_task
+from celery import shared_task
 from django.db import InterfaceError, OperationalError
+
+from evaluation import task_names
 
 TRANSIENT = (OperationalError, InterfaceError, OSError)
 MAX_RETRIES = 3
@@ -28,16 +30,11 @@ def _retry_delay(retries: int) -> int:
     return min(60, 5 * 2**retries)
 
 
-def evaluation_chain(run_id: int):
-    """score_evaluation then run_evaluation for one run (call ``.delay()`` on it)."""
-    return chain(score_evaluation.si(run_id), run_evaluation.si(run_id))
-
-
-@shared_task(bind=True, name="evaluation.tasks.score_evaluation", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.SCORE_EVALUATION, max_retries=MAX_RETRIES, acks_late=True)
 def score_evaluation(self, run_id: int) -> int:
-    """Fill the rank cache of an EvaluationRun (services.evaluate.score_run); returns its id."""
+    """Fill the rank cache of an EvaluationRun (services.runs.score_run); returns its id."""
     from evaluation.models import EvaluationRun
-    from evaluation.services.evaluate import score_run
+    from evaluation.services.runs import score_run
 
     run = EvaluationRun.objects.select_related("sample__kg", "pool", "campaign__pool").get(pk=run_id)
     try:
@@ -49,11 +46,11 @@ def score_evaluation(self, run_id: int) -> int:
     return run_id
 
 
-@shared_task(bind=True, name="evaluation.tasks.run_evaluation", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.RUN_EVALUATION, max_retries=MAX_RETRIES, acks_late=True)
 def run_evaluation(self, run_id: int, force: bool = False) -> int:
-    """Compute an EvaluationRun (services.evaluate.run_evaluation); returns its id."""
+    """Compute an EvaluationRun (services.runs.run_evaluation); returns its id."""
     from evaluation.models import EvaluationRun
-    from evaluation.services.evaluate import run_evaluation as service
+    from evaluation.services.runs import run_evaluation as service
 
     run = EvaluationRun.objects.select_related("sample__kg", "pool", "campaign__pool").get(pk=run_id)
     try:

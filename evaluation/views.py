@@ -13,6 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from evaluation.core.rank_family import DEFAULT_HITS, added_names
 from evaluation.models import EvaluationRun
 from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to
 from pooling.models import Pool, Sample
@@ -120,8 +121,13 @@ def report(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {"run": run, "data": data, "downloads": [], "figures": []}
     if data is not None:
         metrics = data.get("metrics", [])
-        context["tables"] = [(name, _table(rows, "system", metrics)) for name, rows in data["tables"].items()
-                             if name in ("sparse", "completed")]
+        hits = tuple((data.get("options") or {}).get("hits", DEFAULT_HITS))
+        family = [c for c in (f"micro_{n}" for n in added_names(hits)) if c in metrics]
+        main = [c for c in metrics if c not in family]
+        main_sets = [(name, rows) for name, rows in data["tables"].items() if name in ("sparse", "completed")]
+        context["tables"] = [(name, _table(rows, "system", main)) for name, rows in main_sets]
+        context["family_tables"] = [(name, _table(rows, "system", family)) for name, rows in main_sets if family]
+        context["tie_policy"] = (data.get("options") or {}).get("policy", "realistic")
         context["kendall"] = _table(data.get("kendall", []), "metric")
         depth_columns = [m for m in MAIN_METRICS if m in metrics]
         context["depth_curve"] = _table(data.get("depth_curve", []), "depth", depth_columns)
@@ -155,6 +161,9 @@ def report(request: HttpRequest, run_id: int) -> HttpResponse:
         context["dp_test"] = (data.get("options") or {}).get("dp_test", "t")
         context["label_sets"] = [(name, stats) for name, stats in data.get("label_sets", {}).items()
                                  if not name.startswith("completed@")]
+        context["coverage"] = [row for row in data.get("coverage", []) if not row["label_set"].startswith("completed@")]
+        context["too_shallow"] = any(row["answers_unranked"] or row["judged_unranked"] or row["questions_not_scored"]
+                                     for row in context["coverage"])
         context["downloads"] = [name for name in run.files if not name.endswith(".png")]
         context["figures"] = [name for name in run.files if name.endswith(".png")]
     return render(request, "evaluation/report.html", context)

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import os
 
+#: SECRET_KEY when none is set: for the embedded default on localhost only (public: it is in the source).
+#: ``check --deploy`` fails while it is in use (kgpool.checks).
+DEVELOPMENT_SECRET_KEY = "kgpool-insecure-local-development-key-change-me-0123456789abcdef"
+
 
 class ImproperlyConfiguredEnv(ValueError):
     """An environment variable is set to a value that cannot be used."""

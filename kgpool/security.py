@@ -2,8 +2,9 @@
 
 Password logins (the login page, the admin) are limited by django-axes (settings: AXES_*, README "Security").
 API tokens never pass through ``authenticate()``, so axes does not see them: ``RateLimitedTokenAuthentication``
-counts failed token authentications per client address in the cache and answers 429 to every token request
-from that address (valid tokens included, so the answers tell an attacker nothing) until the window is over.
+counts failed token authentications per client address in the cache; past the limit, every further invalid
+token from that address is answered 429 until the window is over. A valid token is still checked first and
+works: the lock stops guessing, not the people who share the guesser's address (same NAT, same proxy).
 """
 from __future__ import annotations
 
@@ -25,10 +26,6 @@ def client_ip(request) -> str | None:
         if len(forwarded) >= proxies:
             return forwarded[-proxies]
     return meta.get("REMOTE_ADDR") or None  # None: unknown (axes stores it in an IP address column)
-
-
-def token_failures(ip: str) -> int:
-    return cache.get(TOKEN_FAILURE_KEY.format(ip=ip), 0)
 
 
 def record_token_failure(ip: str) -> int:
@@ -53,11 +50,10 @@ class RateLimitedTokenAuthentication(TokenAuthentication):
         if not header[:len(self.keyword) + 1].lower() == f"{self.keyword.lower()} ":
             return super().authenticate(request)  # no token offered: nothing to count
         ip = client_ip(request) or "unknown"
-        if token_failures(ip) >= settings.KGPOOL_TOKEN_FAILURE_LIMIT:
-            raise Throttled(wait=settings.KGPOOL_TOKEN_FAILURE_WINDOW_S,
-                            detail="too many invalid API tokens from your address; try again later")
         try:
-            return super().authenticate(request)
+            return super().authenticate(request)  # a valid token works even while its address is locked
         except AuthenticationFailed:
-            record_token_failure(ip)
+            if record_token_failure(ip) > settings.KGPOOL_TOKEN_FAILURE_LIMIT:
+                raise Throttled(wait=settings.KGPOOL_TOKEN_FAILURE_WINDOW_S,
+                                detail="too many invalid API tokens from your address; try again later") from None
             raise

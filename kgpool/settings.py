@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from kgpool.env import env_bool, env_int, env_list, env_str
+from kgpool.env import DEVELOPMENT_SECRET_KEY, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ if not SECRET_KEY:
     if not DEBUG and env_bool("KGPOOL_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set in production (KGPOOL_REQUIRE_SECRET_KEY=true)")
     # Fine for the embedded default on localhost; production sets SECRET_KEY (see README, Security).
-    SECRET_KEY = "kgpool-insecure-local-development-key-change-me-0123456789abcdef"
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -38,12 +38,14 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "drf_spectacular",
     "axes",
+    "kgpool.apps.KgpoolConfig",
     "pooling",
     "annotation",
     "evaluation",
 ]
 
 MIDDLEWARE = [
+    "kgpool.middleware.ContentSecurityPolicyMiddleware",  # outermost: every response gets the header
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -174,6 +176,10 @@ CELERY_TASK_ROUTES = {
     "evaluation.tasks.score_*": {"queue": KGPOOL_GPU_QUEUE},  # fills the rank cache (torch); the rest is CPU work
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A training beats a heartbeat every TRAINING_HEARTBEAT_S seconds; on another host it is stale (its process is
+# gone: train_model may start it again) after TRAINING_STALE_S seconds without one (pooling/services/trainers.py).
+KGPOOL_TRAINING_HEARTBEAT_S = env_int("TRAINING_HEARTBEAT_S", 30)
+KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
 
 # --- REST API -----------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -206,6 +212,14 @@ SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy on every response (kgpool.middleware): only kgpool's own scripts, styles, images and
+# fonts, no inline script, style or event handler anywhere (templates keep them in static files; tested), no
+# plugins, no framing, forms post to kgpool only. data: images are for Swagger UI's icons. CONTENT_SECURITY_POLICY
+# replaces it ("" turns the header off).
+KGPOOL_CONTENT_SECURITY_POLICY = env_str("CONTENT_SECURITY_POLICY", "; ".join([
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "font-src 'self'",
+    "connect-src 'self'", "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+]))
 # Reverse proxies in front of kgpool that append the client address to X-Forwarded-For (0: use REMOTE_ADDR).
 KGPOOL_PROXY_COUNT = env_int("KGPOOL_PROXY_COUNT", 0)
 

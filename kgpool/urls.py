@@ -10,5 +10,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("evaluation/", include("evaluation.urls")),
+    path("api/v1/", include("kgpool.api_urls")),
     path("", include("annotation.urls")),
 ]

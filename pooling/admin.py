@@ -1,26 +1,33 @@
 from django.contrib import admin
 
+from kgpool.admin_deletion import GuardedDeleteAdmin
 from pooling.models import Entity, KnowledgeGraph, Relation
 
 
 @admin.register(KnowledgeGraph)
-class KnowledgeGraphAdmin(admin.ModelAdmin):
+class KnowledgeGraphAdmin(GuardedDeleteAdmin):
     list_display = ["name", "num_entities", "num_relations", "num_train", "num_valid", "num_test", "created_at"]
     readonly_fields = ["num_entities", "num_relations", "num_train", "num_valid", "num_test", "arrays_file", "created_at"]
 
 
 @admin.register(Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(GuardedDeleteAdmin):
     list_display = ["name", "key", "kg", "index"]
     list_filter = ["kg"]
     search_fields = ["name", "key"]
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # a row of the KG's index arrays: delete the knowledge graph instead
+
 
 @admin.register(Relation)
-class RelationAdmin(admin.ModelAdmin):
+class RelationAdmin(GuardedDeleteAdmin):
     list_display = ["key", "text", "kg", "domain_type", "range_type"]
     list_filter = ["kg"]
     search_fields = ["key", "text"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # a row of the KG's index arrays: delete the knowledge graph instead
 
 
 # --- pooling campaign -------------------------------------------------------------------------------------
@@ -30,7 +37,7 @@ from pooling.models import Pool, PoolEntry, PoolHit, Question, Ranking, Sample, 
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(GuardedDeleteAdmin):
     list_display = ["name", "kg", "architecture", "origin", "status", "valid_mrr", "test_mrr", "updated_at"]
     list_filter = ["kg", "origin", "status", "architecture"]
     search_fields = ["name"]
@@ -38,14 +45,14 @@ class SystemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Sample)
-class SampleAdmin(admin.ModelAdmin):
+class SampleAdmin(GuardedDeleteAdmin):
     list_display = ["name", "kg", "method", "seed", "size", "kl_divergence", "created_at"]
     list_filter = ["kg", "method"]
     readonly_fields = ["kg", "method", "seed", "size", "kl_divergence", "source", "created_at"]
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(GuardedDeleteAdmin):
     list_display = ["qid", "sample", "side", "anchor", "relation"]
     list_filter = ["sample", "side"]
     search_fields = ["qid", "anchor__name", "anchor__key", "relation__key"]
@@ -53,14 +60,14 @@ class QuestionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Ranking)
-class RankingAdmin(admin.ModelAdmin):
+class RankingAdmin(GuardedDeleteAdmin):
     list_display = ["system", "sample", "k", "mrr", "filter", "updated_at"]
     list_filter = ["sample"]
     readonly_fields = ["ranking_file", "created_at", "updated_at"]
 
 
 @admin.register(Pool)
-class PoolAdmin(admin.ModelAdmin):
+class PoolAdmin(GuardedDeleteAdmin):
     list_display = ["name", "sample", "depth", "origin", "status", "progress", "num_entries", "updated_at"]
     list_filter = ["status", "origin", "sample"]
     readonly_fields = ["status", "progress", "progress_done", "progress_total", "error", "started_at", "finished_at",
@@ -88,7 +95,7 @@ class PoolHitInline(admin.TabularInline):
 
 
 @admin.register(PoolEntry)
-class PoolEntryAdmin(admin.ModelAdmin):
+class PoolEntryAdmin(GuardedDeleteAdmin):
     list_display = ["head", "relation", "tail", "depth", "num_systems", "pool"]
     list_filter = ["pool", "depth"]
     search_fields = ["head__name", "tail__name", "relation__key"]

@@ -5,6 +5,7 @@ those, the rows serve browsing, judging pages and foreign keys.
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -128,6 +129,10 @@ class System(models.Model):
     test_mrr = models.FloatField(null=True, blank=True, help_text="Filtered MRR on the full test split (trained systems)")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
+    # Who is training it (host:pid) and when that process last showed it was alive: a training whose process is
+    # gone is stale and may be started again (services.systems).
+    trainer = models.CharField(max_length=200, blank=True, help_text="host:pid of the process training it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of that process")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -230,6 +235,11 @@ class Ranking(models.Model):
     k = models.PositiveIntegerField()
     filter = models.CharField(max_length=200, default="train+valid+test", help_text="Known triples removed from the candidates")
     ranking_file = models.CharField(max_length=500)
+    scores_file = models.CharField(
+        max_length=500, blank=True,
+        help_text="Imported systems: the scores as given (score matrix or run entries), relative to STORAGE_DIR; "
+                  "evaluation ranks from it exactly like a trained model",
+    )
     mrr = models.FloatField(null=True, blank=True, help_text="Filtered MRR of the sample's answers (realistic ties)")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -308,7 +318,13 @@ class PoolEntry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pool", "head", "relation", "tail"], name="pool_entry_unique_triple"),
         ]
-        indexes = [models.Index(fields=["pool", "depth"], name="pool_entry_depth")]
+        indexes = [
+            models.Index(fields=["pool", "depth"], name="pool_entry_depth"),
+            # Deleting entities (a KG, `import_kg --replace`) makes PostgreSQL look up the rows referencing each
+            # one: without these, one sequential scan of the table per entity (minutes on FB15k-237).
+            models.Index(fields=["head"], name="pool_entry_head"),
+            models.Index(fields=["tail"], name="pool_entry_tail"),
+        ]
 
     def __str__(self) -> str:
         return f"({self.head_id}, {self.relation_id}, {self.tail_id}) depth {self.depth}"
@@ -321,7 +337,10 @@ class PoolHit(models.Model):
     """
 
     entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="hits")
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+", null=True, blank=True,
+    # RESTRICT: a pooled system cannot be deleted while its pool exists (its hits are the provenance that the
+    # exports of judged triples list); delete the pool first, which is refused while the pool has judgments.
+    # (Deleting the whole KG, which takes the pool's hits along, stays possible.)
+    system = models.ForeignKey(System, on_delete=models.RESTRICT, related_name="+", null=True, blank=True,
                                help_text="Null: imported pool entry without system information")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
     rank = models.PositiveIntegerField(null=True, blank=True)
@@ -331,3 +350,43 @@ class PoolHit(models.Model):
             models.UniqueConstraint(fields=["entry", "system", "question"], name="pool_hit_unique"),
         ]
         indexes = [models.Index(fields=["system", "rank"], name="pool_hit_system_rank")]
+
+
+class Upload(models.Model):
+    """Files sent through the API, imported in the background (``pooling.services.uploads``): a knowledge graph,
+    or a system's score matrix, TREC run or checkpoint. Progress and the outcome are read from here."""
+
+    class Kind(models.TextChoices):
+        KG = "kg", "knowledge graph"
+        SCORES = "scores", "score matrix"
+        RUN = "run", "TREC run"
+        CHECKPOINT = "checkpoint", "checkpoint"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=100, help_text="Name of the knowledge graph or system it creates")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, null=True, blank=True, related_name="uploads",
+                           help_text="The system's KG; for a KG upload, the KG once imported")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    folder = models.CharField(max_length=500, help_text="Where the files are, relative to STORAGE_DIR")
+    params = models.JSONField(default=dict, blank=True, help_text="Import options (file names, description...)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    stage = models.CharField(max_length=100, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    system = models.ForeignKey(System, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} upload {self.pk} ({self.name}, {self.status})"

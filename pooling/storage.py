@@ -32,6 +32,20 @@ def save_arrays(relative: str, **arrays: np.ndarray) -> str:
     return relative
 
 
+def remove_file(relative: str) -> None:
+    """Remove a stored file (if there) and the folders it leaves empty (undoing a write that was rolled back)."""
+    path = storage_path(relative)
+    path.unlink(missing_ok=True)
+    root = Path(settings.STORAGE_DIR).resolve()
+    for folder in path.parents:
+        if folder == root or root not in folder.parents:
+            break
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or gone): stop here
+            break
+
+
 def load_arrays(relative: str) -> dict[str, np.ndarray]:
     with np.load(storage_path(relative), allow_pickle=False) as data:
         return {name: data[name] for name in data.files}

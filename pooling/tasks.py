@@ -12,8 +12,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from celery import Task, chord, shared_task
+from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
+
+from pooling import task_names
 
 logger = logging.getLogger(__name__)
 
@@ -51,17 +53,29 @@ def _run(task: Task, work: Callable[[], T], *, pool_id: int | None = None, conte
         raise failure
 
 
-@shared_task(bind=True, name="pooling.tasks.train_system", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.TRAIN_SYSTEM, max_retries=MAX_RETRIES, acks_late=True)
 def train_system(self: Task, system_id: int) -> int:
     """Train a pending system (services.systems.train_system)."""
+    return _train(self, system_id)
+
+
+def _train(task: Task, system_id: int) -> int:
+    from django.conf import settings
+
     from pooling.models import System
     from pooling.services.systems import train_system as train_service
+    from pooling.services.trainers import TrainingBusyError
 
-    _run(self, lambda: train_service(System.objects.get(pk=system_id)))
+    try:
+        _run(task, lambda: train_service(System.objects.get(pk=system_id)))
+    except TrainingBusyError as exc:  # e.g. redelivered while its first worker still trains it: look again later
+        if task.request.is_eager or task.request.retries >= task.max_retries:
+            raise
+        raise task.retry(exc=exc, countdown=settings.KGPOOL_TRAINING_STALE_S) from None
     return system_id
 
 
-@shared_task(bind=True, name="pooling.tasks.rank_system", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.RANK_SYSTEM, max_retries=MAX_RETRIES, acks_late=True)
 def rank_system(self: Task, system_id: int, sample_id: int, k: int = 100) -> int:
     """Rank all questions of a sample with a trained system and store the Ranking; returns its id."""
     from pooling.models import Sample, System
@@ -70,7 +84,7 @@ def rank_system(self: Task, system_id: int, sample_id: int, k: int = 100) -> int
     return _run(self, lambda: rank_service(System.objects.get(pk=system_id), Sample.objects.get(pk=sample_id), k=k).pk)
 
 
-@shared_task(bind=True, name="pooling.tasks.rank_pool_chunk", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.RANK_POOL_CHUNK, max_retries=MAX_RETRIES, acks_late=True)
 def rank_pool_chunk(self: Task, pool_id: int, system_id: int, index: int) -> tuple[int, int, int]:
     """One ranking chunk of a pool build (GPU queue). Skips work already done."""
     from pooling.models import Pool, System
@@ -84,7 +98,7 @@ def rank_pool_chunk(self: Task, pool_id: int, system_id: int, index: int) -> tup
     return pool_id, system_id, index
 
 
-@shared_task(bind=True, name="pooling.tasks.merge_pool", max_retries=MAX_RETRIES, acks_late=True)
+@shared_task(bind=True, name=task_names.MERGE_POOL, max_retries=MAX_RETRIES, acks_late=True)
 def merge_pool(self: Task, _chunk_results: object, pool_id: int, force: bool = False) -> int:
     """Chord callback: merge the chunks into pool entries (default queue); returns the number of entries."""
     from pooling.models import Pool
@@ -94,7 +108,7 @@ def merge_pool(self: Task, _chunk_results: object, pool_id: int, force: bool = F
     return pool.entries.count()
 
 
-@shared_task(name="pooling.tasks.pool_build_failed")
+@shared_task(name=task_names.POOL_BUILD_FAILED)
 def pool_build_failed(*args: object, pool_id: int) -> None:
     """Error callback of the chord: record the failure on the pool (if a chunk did not already)."""
     from pooling.services.pools import mark_pool_failed
@@ -102,15 +116,43 @@ def pool_build_failed(*args: object, pool_id: int) -> None:
     mark_pool_failed(pool_id, "a task of the pool build failed; see the worker log")
 
 
-def dispatch_pool_build(pool_id: int, *, force: bool = False) -> None:
-    """Send the pool's chunk tasks and the merge callback (called from transaction.on_commit)."""
-    from pooling.models import Pool
-    from pooling.services.pools import pool_tasks
+def _run_upload(task: Task, upload_id: int) -> int:
+    from pooling.models import Upload
+    from pooling.services.uploads import run_upload
 
-    pool = Pool.objects.get(pk=pool_id)
-    header = [rank_pool_chunk.s(pool_id, system_id, index) for system_id, index in pool_tasks(pool)]
-    callback = merge_pool.s(pool_id, force=force).on_error(pool_build_failed.s(pool_id=pool_id))
-    if not header:
-        merge_pool.delay(None, pool_id, force=force)
-        return
-    chord(header)(callback)
+    upload = Upload.objects.select_related("kg", "sample").filter(pk=upload_id).first()
+    if upload is None:
+        return upload_id
+    try:
+        run_upload(upload)
+    except TRANSIENT as exc:  # the row says failed; a retry claims it again
+        if task.request.is_eager or task.request.retries >= task.max_retries:
+            raise
+        Upload.objects.filter(pk=upload_id).update(status=Upload.Status.PENDING)
+        raise task.retry(exc=exc, countdown=_retry_delay(task.request.retries)) from None
+    return upload_id
+
+
+@shared_task(bind=True, name=task_names.IMPORT_KG_UPLOAD, max_retries=MAX_RETRIES, acks_late=True)
+def import_kg_upload(self: Task, upload_id: int) -> int:
+    """Import an uploaded knowledge graph (services.uploads.run_upload; default queue)."""
+    return _run_upload(self, upload_id)
+
+
+@shared_task(bind=True, name=task_names.RANK_SYSTEM_UPLOAD, max_retries=MAX_RETRIES, acks_late=True)
+def rank_system_upload(self: Task, upload_id: int) -> int:
+    """Import an uploaded score matrix, TREC run or checkpoint as a system (ranks with the engine: GPU queue)."""
+    return _run_upload(self, upload_id)
+
+
+@shared_task(bind=True, name=task_names.TRAIN_REQUESTED_SYSTEM, max_retries=MAX_RETRIES, acks_late=True)
+def train_requested_system(self: Task, system_id: int) -> int:
+    """Resolve a training asked for through the API into its config, then train it (GPU queue)."""
+    from pooling.models import System
+    from pooling.services.systems import SystemServiceError, resolve_requested_training
+
+    try:
+        resolve_requested_training(System.objects.get(pk=system_id))
+    except SystemServiceError:
+        return system_id  # marked failed with the reason
+    return _train(self, system_id)

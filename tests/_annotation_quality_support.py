@@ -2,7 +2,10 @@
 makes cardinality-impossible gold negatives possible. Not used at runtime."""
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+
+from django.utils import timezone
 
 from annotation.models import Campaign, Item
 from annotation.services.campaigns import create_campaign
@@ -30,17 +33,19 @@ def gold_campaign(folder: Path, *, items: int, name: str = "gold", **options) ->
 
 def judge_all(campaign: Campaign, annotators, answer_of, url: str = URL, ms_of=None) -> dict:
     """Let each annotator in turn take and answer items until nobody gets more. ``answer_of(item, user)`` gives
-    the answer; returns user -> list of item pks received, in order."""
+    the answer, ``ms_of(item, user)`` the time taken (5 s by default: the server measures it, so the helper runs
+    a clock of its own from now); returns user -> list of item pks received, in order."""
     received = {user.pk: [] for user in annotators}
     active = list(annotators)
+    clock = timezone.now()
     while active:
         for user in list(active):
-            assignment = next_item(campaign, user)
+            assignment = next_item(campaign, user, now=clock)
             if assignment is None:
                 active.remove(user)
                 continue
             item = Item.objects.get(pk=assignment.item_id)
             received[user.pk].append(item.pk)
-            ms = ms_of(item, user) if ms_of else 5000
-            submit_judgment(item, user, answer_of(item, user), url, time_on_task_ms=ms)
+            clock += timedelta(milliseconds=ms_of(item, user) if ms_of else 5000)
+            submit_judgment(item, user, answer_of(item, user), url, now=clock)
     return received

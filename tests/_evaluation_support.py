@@ -95,3 +95,55 @@ def answers_of(triples, side: int, relation: int, anchor: int) -> set[int]:
     if side == 0:
         return {h for h, r, t in triples if r == relation and t == anchor}
     return {t for h, r, t in triples if r == relation and h == anchor}
+
+
+def judged_campaign(data: Campaign, name: str = "judged"):
+    """A judging campaign over ``data.pool`` with every item decided from ``data.judged`` (no gold checks)."""
+    from annotation.models import Item
+    from annotation.services.campaigns import create_campaign
+    from pooling.models import Entity, Relation
+
+    campaign = create_campaign(name, data.pool, gold_rate=0.0, reuse=False)
+    entity_index = dict(Entity.objects.filter(kg=data.kg).values_list("pk", "index"))
+    relation_index = dict(Relation.objects.filter(kg=data.kg).values_list("pk", "index"))
+    items = list(Item.objects.filter(campaign=campaign))
+    for item in items:
+        triple = (entity_index[item.head_id], relation_index[item.relation_id], entity_index[item.tail_id])
+        item.status, item.label_origin = Item.Status.AGREED, Item.Origin.UNANIMOUS
+        item.label = "Y" if data.judged[triple] else "N"
+    Item.objects.bulk_update(items, ["status", "label", "label_origin"])
+    return campaign
+
+
+def exported_questions(campaign, path: Path):
+    """The campaign's ``questions`` export written to ``path``, read back as (qids, Questions) of the KG."""
+    import io
+
+    from annotation.services.exports import export_judgments
+    from pooling.engine.questions import Questions
+    from pooling.selectors.kg import kg_relation_keys
+    from pooling.selectors.pools import entity_keys
+
+    out = io.StringIO()
+    export_judgments(campaign, "questions", out)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    kg = campaign.pool.sample.kg
+    entities = {key: index for index, key in enumerate(entity_keys(kg))}
+    relations = {key: index for index, key in enumerate(kg_relation_keys(kg))}
+    rows = [line.split("\t") for line in out.getvalue().splitlines()]
+    qids = [qid for qid, _e, _r in rows]
+    questions = Questions(np.array([entities[e] for _q, e, _r in rows]), np.array([relations[r] for _q, _e, r in rows]),
+                          np.array([0 if qid.startswith("head") else 1 for qid in qids]))
+    return qids, questions
+
+
+def write_run(path: Path, qids: list[str], scores: np.ndarray, entity_names: list[str], depth: int | None = None,
+              keep=None) -> None:
+    """A TREC run of ``scores`` (rows = ``qids``): each question's entities by descending score, cut at ``depth``
+    (or at ``keep(row, order)`` entries), scores written exactly (repr of the float32 value)."""
+    with open(path, "w", encoding="utf-8") as stream:
+        for row, qid in enumerate(qids):
+            order = np.argsort(-scores[row], kind="stable")
+            cut = len(order) if depth is None and keep is None else (depth if keep is None else keep(row, order))
+            stream.write("".join(f"{qid} Q0 {entity_names[e]} {rank} {float(scores[row, e])!r} run\n"
+                                 for rank, e in enumerate(order[:cut].tolist(), start=1)))

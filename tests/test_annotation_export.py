@@ -14,15 +14,17 @@ from annotation.services.adjudication import adjudicate
 from annotation.services.distribution import next_item
 from annotation.services.exports import export_judgments
 from annotation.services.judging import submit_judgment
-from tests._annotation_support import star_campaign, users
+from tests._annotation_support import Clock, star_campaign, users
 
 URL = "https://en.wikipedia.org/wiki/X"
 
 
 @pytest.fixture
-def judged(tmp_path):
-    """4 items: agreed Y, agreed N, conflict adjudicated Y, gold (agreed)."""
+def judged(tmp_path, monkeypatch):
+    """4 items: agreed Y, agreed N, conflict adjudicated Y, gold (agreed); every answer takes 1 s (annotator a)
+    or 2 s (annotator b) on the server's clock, so none is rushed whatever the machine's load."""
     campaign = star_campaign(tmp_path, items=4, name="exp")
+    clock = Clock().install(monkeypatch)
     a, b = users(campaign, Role.ANNOTATOR, 2)
     (c,) = users(campaign, Role.ADJUDICATOR, 1)
     items = list(Item.objects.filter(campaign=campaign).order_by("pk"))
@@ -31,7 +33,8 @@ def judged(tmp_path):
     plan = {items[0].pk: ("Y", "Y"), items[1].pk: ("N", "N"), items[2].pk: ("Y", "N"), gold.pk: ("N", "N")}
     for index, user in enumerate((a, b)):
         while (assignment := next_item(campaign, user)) is not None:
-            submit_judgment(assignment.item, user, plan[assignment.item_id][index], URL, quote="says so", time_on_task_ms=1000 * (index + 1))
+            clock.advance(index + 1)
+            submit_judgment(assignment.item, user, plan[assignment.item_id][index], URL, quote="says so", client_time_ms=1000 * (index + 1))
     adjudicate(Item.objects.get(pk=items[2].pk), c, "Y", "the source is explicit")
     return campaign, items
 

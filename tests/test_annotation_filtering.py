@@ -72,10 +72,10 @@ def test_apply_then_revert(pool):
         skip_item(assignment.item, annotator)
     assert handed.isdisjoint(auto.values_list("pk", flat=True))
     one = auto.first()
-    assert revert_auto_labels(campaign, item_ids=[one.pk]) == 1
+    assert revert_auto_labels(campaign, item_ids=[one.pk]).sent_back == 1
     one.refresh_from_db()
     assert (one.status, one.label, one.label_origin, one.rule) == ("pending", "", "", "")
-    assert revert_auto_labels(campaign, rule="cardinality") == 1
+    assert revert_auto_labels(campaign, rules=["cardinality"]).sent_back == 1
 
 
 @pytest.mark.django_db

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from annotation.lib.agreement import wilson_interval
-from annotation.lib.rules import SINGLE_ANSWER, type_rule
+from annotation.lib.rules import SINGLE_ANSWER
+from annotation.lib.type_rule import type_rule
 from annotation.models import Assignment, Item, Label, Role
-from annotation.selectors.filtering import kg_categories, kg_type_table
+from annotation.selectors.filtering import kg_categories, kg_type_model
 from annotation.selectors.gold import gold_accuracy_by_annotator, gold_warnings
 from annotation.selectors.quality import agreement_with_ci
 from annotation.selectors.templates import item_question
@@ -29,7 +30,7 @@ def test_gold_drawn_at_the_rate_from_the_kg(tmp_path):
     gold = list(Item.objects.filter(campaign=campaign, is_gold=True).select_related("relation"))
     kg = campaign.pool.sample.kg
     stated = {(h, r, t): s for h, r, t, s in Triple.objects.filter(kg=kg).values_list("head_id", "relation_id", "tail_id", "split")}
-    categories, table = kg_categories(kg), kg_type_table(kg)
+    categories, table = kg_categories(kg), kg_type_model(kg)
     for item in gold:
         assert item.entry_id is None and item.status == Item.Status.PENDING and not item.label
         triple = (item.head_id, item.relation_id, item.tail_id)

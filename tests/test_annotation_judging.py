@@ -37,11 +37,12 @@ def test_expired_and_released_hand_out_cannot_be_answered(campaign):
     (a,) = users(campaign, Role.ANNOTATOR, 1)
     now = timezone.now()
     mine = next_item(campaign, a, now=now)
-    # expired but not yet released: still counted, the answer is accepted
+    # expired but not yet released: closed all the same, the answer is refused
     late = now + timedelta(seconds=90)
     (b,) = users(campaign, Role.ANNOTATOR, 1, prefix="b")
     other = next_item(campaign, b, now=now)
-    submit_judgment(other.item, b, "N", URL, now=late)
+    with pytest.raises(NotAssigned, match="expired"):
+        submit_judgment(other.item, b, "N", URL, now=late)
     release_expired(campaign, now=late)
     with pytest.raises(NotAssigned, match="expired"):
         submit_judgment(mine.item, a, "Y", URL, now=late)
@@ -50,8 +51,10 @@ def test_expired_and_released_hand_out_cannot_be_answered(campaign):
 @pytest.mark.django_db
 def test_double_submit_records_one_judgment(campaign):
     (a,) = users(campaign, Role.ANNOTATOR, 1)
-    assignment = next_item(campaign, a)
-    first = submit_judgment(assignment.item, a, "Y", URL, request_id="req-1", time_on_task_ms=4000)
+    handed_at = timezone.now()
+    assignment = next_item(campaign, a, now=handed_at)
+    first = submit_judgment(assignment.item, a, "Y", URL, request_id="req-1", client_time_ms=3000,
+                            now=handed_at + timedelta(seconds=4))
     assert submit_judgment(assignment.item, a, "Y", URL, request_id="req-1").pk == first.pk
     assert submit_judgment(assignment.item, a, "yes", URL).pk == first.pk  # same item, same answer: a retry
     with pytest.raises(AlreadyJudged):
@@ -61,7 +64,7 @@ def test_double_submit_records_one_judgment(campaign):
         submit_judgment(other.item, a, "Y", URL, request_id="req-1")
     item = Item.objects.get(pk=assignment.item_id)
     assert (Judgment.objects.filter(item=item).count(), item.num_judgments, item.num_active) == (1, 1, 1)
-    assert first.time_on_task_ms == 4000 and first.source_url == "https://en.wikipedia.org/wiki/Jeremy_Irons"
+    assert (first.time_on_task_ms, first.client_time_ms) == (4000, 3000) and first.source_url == "https://en.wikipedia.org/wiki/Jeremy_Irons"
     assert first.source_domain == "wikipedia.org"
 
 

@@ -5,9 +5,11 @@ admin sample and report), export links, role checks (403 for annotators)."""
 from __future__ import annotations
 
 import html
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from django.urls import reverse
 
 from annotation.models import AuditItem, ExpertReview, Item, Label
@@ -30,11 +32,15 @@ def text(response) -> str:
 
 
 def judge_everything(campaign, users, answer_of, ms_of):
+    """Each user answers every item they get, taking ``ms_of(user)`` on each (a clock of our own: the server
+    measures the time on task from the hand-out)."""
+    clock = timezone.now()
     for user in users:
-        while (assignment := next_item(campaign, user)) is not None:
+        while (assignment := next_item(campaign, user, now=clock)) is not None:
             item = Item.objects.get(pk=assignment.item_id)
+            clock += timedelta(milliseconds=ms_of(user))
             submit_judgment(item, user, answer_of(item, user), SOURCE[user.username],
-                            quote=f"{SECRET_QUOTE} {user.username}", time_on_task_ms=ms_of(user))
+                            quote=f"{SECRET_QUOTE} {user.username}", now=clock)
 
 
 @pytest.fixture

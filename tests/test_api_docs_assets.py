@@ -17,7 +17,7 @@ def test_swagger_ui_assets_are_self_hosted(client) -> None:
     assert assets, html[:500]
     for asset in assets:
         assert not re.match(r"^(https?:)?//", asset), f"third-party asset on the docs page: {asset}"
-        assert asset.startswith("/static/drf_spectacular_sidecar/"), asset
+        assert asset.startswith(("/static/drf_spectacular_sidecar/", "/static/kgpool/")), asset
         assert finders.find(asset.removeprefix("/static/")), f"{asset} is not among the static files"
         assert client.get(asset).status_code == 200, f"{asset} is not served"  # WhiteNoise, no collectstatic
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html

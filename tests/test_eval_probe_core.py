@@ -84,7 +84,7 @@ def test_rank_transform_is_in_unit_interval_and_decreasing(n: int, alpha: float,
 
 # Train triples (head, relation, tail), |T| = 5:
 #   (0,0,1) (0,1,2) (1,0,2) (3,1,3) (0,0,2)
-# d(0)=3, d(1)=2, d(2)=3, d(3)=1 (the self-loop contains 3 once), d(4)=0 (unseen)
+# d(0)=3, d(1)=2, d(2)=3, d(3)=2 (the self-loop contains 3 twice, as head and as tail), d(4)=0 (unseen)
 # delta(a) = d(a)/10; delta(0|0)=2/3, delta(1|0)=1/3, delta(0|1)=1, delta(0|2)=2/3, delta(1|2)=1/3,
 # delta(1|3)=1, delta(0|3)=0
 TRAIN = np.array([(0, 0, 1), (0, 1, 2), (1, 0, 2), (3, 1, 3), (0, 0, 2)])
@@ -93,7 +93,7 @@ TRAIN = np.array([(0, 0, 1), (0, 1, 2), (1, 0, 2), (3, 1, 3), (0, 0, 2)])
 def test_train_popularity_hand_case() -> None:
     popularity = TrainPopularity.from_triples(TRAIN)
     entity_delta = popularity.entity_delta(np.array([0, 1, 2, 3, 4, -1]))
-    assert entity_delta == pytest.approx([0.3, 0.2, 0.3, 0.1, 0.0, 0.0])
+    assert entity_delta == pytest.approx([0.3, 0.2, 0.3, 0.2, 0.0, 0.0])
     entities = np.array([0, 0, 1, 2, 2, 3, 3, 4, 0])
     relations = np.array([0, 1, 0, 0, 1, 1, 0, 0, 7])  # relation 7 never seen
     expected = [2 / 3, 1 / 3, 1.0, 2 / 3, 1 / 3, 1.0, 0.0, 0.0, 0.0]
@@ -106,11 +106,11 @@ def test_train_popularity_matches_naive_counting_on_nations(shared_data) -> None
     entity_ids = {name: i for i, name in enumerate(sorted({x for h, _, t in named for x in (h, t)}))}
     relation_ids = {name: i for i, name in enumerate(sorted({r for _, r, _ in named}))}
     triples = np.array([(entity_ids[h], relation_ids[r], entity_ids[t]) for h, r, t in named])
-    # naive reference: a triple contains a (once, even as a self-loop)
+    # naive reference: a triple contains its head and its tail (a self-loop contains a twice)
     degree: Counter[int] = Counter()
     pair: Counter[tuple[int, int]] = Counter()
     for h, r, t in triples.tolist():
-        for a in {h, t}:
+        for a in (h, t):
             degree[a] += 1
             pair[(a, r)] += 1
     popularity = TrainPopularity.from_triples(triples)
@@ -128,7 +128,7 @@ def test_train_popularity_matches_naive_counting_on_nations(shared_data) -> None
 #   q1: (0, 0, 1, 10)  f* = 1          delta_e 0.3  delta_r 2/3
 #   q2: (2, 1, 10, 10) f* = 0          delta_e 0.3  delta_r 1/3
 #   q3: (4, 0, 2, 3)   f* = 0.25       delta_e 0    delta_r 0   (unseen in train)
-# eps_e = 0.3 (entity 3 with delta 0.1 is not evaluated), eps_r = 1/3
+# eps_e = 0.3 (entities 1 and 3 with delta 0.2 are not evaluated), eps_r = 1/3
 # beta = 1: w1 = 1/0.6 * 1/1 = 5/3, w2 = 1/0.6 * 1/(2/3) = 5/2, w3 = 1/0.3 * 1/(1/3) = 10
 # PROBE = (5/3 + 10 * 0.25) / (5/3 + 5/2 + 10) = (25/6) / (85/6) = 5/17
 QUERY_ANSWERS = np.array([0, 2, 4])
@@ -149,12 +149,12 @@ def test_probe_weighted_hand_case() -> None:
 
 def test_probe_eps_comes_from_the_evaluated_queries_only() -> None:
     entity_delta, relation_delta = _query_deltas()
-    # adding a query on entity 3 (delta 0.1, delta(1|3) = 1) lowers eps_e to 0.1: w3 = 1/0.1 * 3 = 30
+    # adding a query on entity 3 (delta 0.2, delta(1|3) = 2/2 = 1) lowers eps_e to 0.2: w3 = 1/0.2 * 3 = 15
     popularity = TrainPopularity.from_triples(TRAIN)
     e4, r4 = popularity.query_deltas(np.array([3]), np.array([1]))
     weights = probe_weights(np.r_[entity_delta, e4], np.r_[relation_delta, r4], 1.0)
-    # eps_e = 0.1, eps_r = 1/3: w = [1/0.4 * 1, 1/0.4 * 3/2, 1/0.1 * 3, 1/0.2 * 3/4]
-    assert weights == pytest.approx([2.5, 3.75, 30.0, 3.75])
+    # eps_e = 0.2, eps_r = 1/3: w = [1/0.5 * 1, 1/0.5 * 3/2, 1/0.2 * 3, 1/0.4 * 3/4]
+    assert weights == pytest.approx([2.0, 3.0, 15.0, 1.875])
 
 
 def test_probe_all_zero_popularity_gives_equal_weights() -> None:

@@ -39,6 +39,7 @@ def test_breakdowns_reweighting_and_open_world_match_brute_force(storage, tmp_pa
     from evaluation.services.labels import JudgmentsFile
     from pooling.selectors.kg import kg_relation_categories, kg_relation_keys, kg_triples
     from pooling.selectors.pools import sample_questions, sample_triples
+    from pooling.selectors.questions import label_questions
 
     campaign = build_campaign(tmp_path)
     fractions, repeats = (0.0, 0.3), 2
@@ -46,12 +47,16 @@ def test_breakdowns_reweighting_and_open_world_match_brute_force(storage, tmp_pa
                                 dp_test="bootstrap", n_bootstrap=200)
     result = evaluate_sample(campaign.sample, systems=campaign.systems, source=JudgmentsFile(campaign.judgments),
                              options=options)
-    sq = sample_questions(campaign.sample)
+    sample_sq = sample_questions(campaign.sample)
     arrays = kg_triples(campaign.kg)
     rel_keys = kg_relation_keys(campaign.kg)
     categories = {i: c for i, (_k, c, _a, _b) in enumerate(kg_relation_categories(campaign.kg))}
-    asked = set(zip(sq.questions.side.tolist(), sq.questions.relation.tolist(), sq.questions.anchor.tolist()))
+    asked = set(zip(sample_sq.questions.side.tolist(), sample_sq.questions.relation.tolist(),
+                    sample_sq.questions.anchor.tolist()))
     completed = {t: y for t, y in campaign.judged.items() if (0, t[1], t[2]) in asked or (1, t[1], t[0]) in asked}
+    # the questions ranked: the sample's, then the other side of every positive (SPEC 5.2: both sides of every
+    # labelled triple), in the evaluation's row order (the open-world draws index its rankings)
+    sq = label_questions(campaign.sample, np.array([t for t, y in completed.items() if y]))
     sparse = {tuple(t): True for t in sample_triples(campaign.sample).tolist()}
     sparse_weights = pd.Series([r for _h, r, _t in sparse]).value_counts(normalize=True)
     names = [s.name for s in campaign.systems]

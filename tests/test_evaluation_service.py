@@ -15,31 +15,41 @@ MEASURES = {"macro_MRR": "recip_rank", "macro_Hits@1": "success_1", "macro_Hits@
             "macro_P@10": "P_10", "macro_bpref": "bpref", "macro_infAP": "infAP"}
 
 
-def _reference(campaign, system, label_triples: dict, sq, arrays):
-    """Brute-force micro ranks (answer-wise) and pytrec_eval macro values for one system and label set."""
+def _reference(campaign, system, label_triples: dict, arrays):
+    """Brute-force micro ranks (answer-wise) and pytrec_eval macro values for one system and label set.
+
+    The questions are both sides of every positive triple (SPEC 5.2: the head and the tail ranking of every labelled
+    triple; for the sparse labels exactly the sample's questions), each ranked from the model's full scores."""
+    from pooling.engine.questions import Questions
+
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    scores = full_scores(system, sq.questions)
     known = [tuple(x) for split in ("train", "valid", "test") for x in arrays[split].tolist()]
     train_valid = [tuple(x) for split in ("train", "valid") for x in arrays[split].tolist()]
     positives = [t for t, y in label_triples.items() if y]
     negatives = [t for t, y in label_triples.items() if not y]
+    asked = sorted({(0, r, t) for h, r, t in positives} | {(1, r, h) for h, r, t in positives})
+    questions = Questions(np.array([a for _s, _r, a in asked]), np.array([r for _s, r, _a in asked]),
+                          np.array([s for s, _r, _a in asked]))
+    scores = full_scores(system, questions)
     micro_ranks, qrels, run = [], {}, {}
-    for row in range(len(sq)):
-        side, rel, anchor = int(sq.questions.side[row]), int(sq.questions.relation[row]), int(sq.questions.anchor[row])
+    for row, (side, rel, anchor) in enumerate(asked):
         pos = answers_of(positives, side, rel, anchor)
         neg = answers_of(negatives, side, rel, anchor)
         micro_filter = answers_of(known, side, rel, anchor) | pos
         for answer in sorted(pos):
             micro_ranks.append(brute_rank(scores[row], answer, micro_filter))
         macro_filter = answers_of(train_valid, side, rel, anchor)
-        qid = sq.qids[row]
+        qid = f"q{row}"
         qrels[qid] = {**{f"e{e}": 1 for e in pos}, **{f"e{e}": 0 for e in neg}}
         run[qid] = {f"e{e}": float(scores[row, e]) for e in range(scores.shape[1])
                     if e not in macro_filter or e in pos or e in neg}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "success.1,3,10", "map_cut.10", "ndcg_cut.10",
                                                        "P.10", "bpref", "infAP"})
     per_query = evaluator.evaluate(run)
-    macro = {column: float(np.mean([per_query[q][name] for q in sq.qids])) for column, name in MEASURES.items()}
+    macro = {column: float(np.mean([per_query[q][name] for q in qrels])) for column, name in MEASURES.items()}
+    # every answer is ranked (full rankings), so the first answer's rank is 1 / recip_rank
+    macro["macro_MR"] = float(np.mean([1.0 / per_query[q]["recip_rank"] for q in qrels]))
+    assert len(micro_ranks) == 2 * len(positives)
     return np.array(micro_ranks), macro, scores
 
 
@@ -65,15 +75,16 @@ def test_metrics_match_brute_force_and_pytrec_eval(storage, tmp_path):
 
     for system in campaign.systems:
         for set_name, labels in (("sparse", sparse_labels), ("completed", completed_labels)):
-            micro, macro, scores = _reference(campaign, system, labels, sq, arrays)
+            micro, macro, scores = _reference(campaign, system, labels, arrays)
             row = result.tables[set_name].loc[system.name]
             assert row["micro_MRR"] == pytest.approx(np.mean(1.0 / micro), rel=1e-12)
             assert row["micro_MR"] == pytest.approx(np.mean(micro), rel=1e-12)
             assert row["micro_Hits@10"] == pytest.approx(np.mean(micro <= 10), rel=1e-12)
             for column, value in macro.items():
                 assert row[column] == pytest.approx(value, abs=1e-4), (system.name, set_name, column)
-        # sparse micro rankings: two per sampled triple
+        # micro rankings: two per positive triple (its head and its tail ranking)
         assert result.label_stats["sparse"]["micro_rankings"] == 2 * campaign.sample.size
+        assert result.label_stats["completed"]["micro_rankings"] == 2 * sum(completed_labels.values())
 
     # Kendall's tau-b = scipy on the two tables, per metric
     for metric, tau in result.kendall["tau"].items():
@@ -122,7 +133,16 @@ def test_rank_cache_recomputes_only_new_pairs(storage, tmp_path):
     with open(campaign.judgments, "a", encoding="utf-8") as stream:
         stream.write(f"{ents[new[0]]}\t{rels[new[1]]}\t{ents[new[2]]}\tY\n")
     third = evaluate_sample(campaign.sample, source=JudgmentsFile(campaign.judgments))
-    assert all(stats["computed"] == 1 for stats in third.rank_stats.values())
+    # the new positive's other side is a question the evaluation may not have ranked yet (SPEC 5.2 ranks both
+    # sides): then its test answers and labelled entities are scored too, once
+    head = new[0]
+    positives = [t for t, y in campaign.judged.items() if y]
+    asked = {(0, r, t) for h, r, t in positives} | {(1, r, h) for h, r, t in positives}
+    asked |= set(zip(sq.questions.side.tolist(), sq.questions.relation.tolist(), sq.questions.anchor.tolist()))
+    other_side = set() if (1, relation, head) in asked else (
+        {t for h, r, t in arrays["test"].tolist() if (h, r) == (head, relation)}
+        | {t for h, r, t in list(campaign.judged) + [new] if (h, r) == (head, relation)})
+    assert all(stats["computed"] == 1 + len(other_side) for stats in third.rank_stats.values())
     assert third.label_stats["completed"]["unknown_depth"] == 1  # not a pool entry: left out of completed@d
     assert third.label_stats["completed"]["positives"] == first.label_stats["completed"]["positives"] + 1
 
@@ -131,14 +151,23 @@ def test_imported_full_run_matches_trained_micro(storage, tmp_path):
     """A TREC run holding every entity's score of a trained model evaluates like the model (micro metrics)."""
     from evaluation.services.evaluate import evaluate_sample
     from evaluation.services.labels import JudgmentsFile
-    from pooling.selectors.pools import entity_keys, sample_questions
+    from pooling.selectors.pools import entity_keys
     from pooling.services.rankings import import_run
 
+    from pooling.selectors.kg import kg_relation_keys
+    from pooling.selectors.questions import label_questions
+
     campaign = build_campaign(tmp_path, architectures=("distmult", "transe"))
-    sq = sample_questions(campaign.sample)
+    # the runs answer the questions of the completed labels (the questions export: the sample's questions and the
+    # other side of every positive pool triple), named in a questions file
+    positives = np.array([t for t, y in campaign.judged.items() if y])
+    sq = label_questions(campaign.sample, positives)
     trained = campaign.systems[0]
     scores = full_scores(trained, sq.questions)
-    ents = entity_keys(campaign.kg)
+    ents, rels = entity_keys(campaign.kg), kg_relation_keys(campaign.kg)
+    questions_file = tmp_path / "questions.tsv"
+    questions_file.write_text("".join(f"{qid}\t{ents[sq.questions.anchor[row]]}\t{rels[sq.questions.relation[row]]}\n"
+                                      for row, qid in enumerate(sq.qids)))
     full_run, short_run = tmp_path / "full.run", tmp_path / "short.run"
     from pooling.selectors.pools import question_filter
 
@@ -153,8 +182,8 @@ def test_imported_full_run_matches_trained_micro(storage, tmp_path):
                 if unknown_seen < 5:  # the filtered top-5 (and the known answers above it)
                     short.write(line)
                 unknown_seen += e not in set(known.row(row).tolist())
-    imported = import_run(campaign.sample, full_run, name="imported-full")
-    truncated = import_run(campaign.sample, short_run, name="imported-top5")
+    imported = import_run(campaign.sample, full_run, name="imported-full", questions_path=questions_file)
+    truncated = import_run(campaign.sample, short_run, name="imported-top5", questions_path=questions_file)
     result = evaluate_sample(campaign.sample, systems=[trained, imported, truncated],
                              source=JudgmentsFile(campaign.judgments))
     for set_name in ("sparse", "completed"):

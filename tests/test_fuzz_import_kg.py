@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pooling.engine.kgfiles import KGFormatError, read_kg
@@ -40,6 +40,14 @@ def check_read(folder: Path) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(FILES), content=st.one_of(st.binary(max_size=120), line_text.map(str.encode)))
+# the hostile files of issue #13: keys longer than the columns, nested JSON, NUL / surrogate escapes, long lines
+@example(name="train.txt", content=b"a\tr\t" + b"k" * 300 + b"\n")
+@example(name="valid.txt", content=b"a\t" + b"r" * 501 + b"\tb\n")
+@example(name="relation_types.tsv", content=b"r\t" + b"t" * 256 + b"\tx\n")
+@example(name="entity_wikidata.json", content=b"[" * 100_000)
+@example(name="entity_wikidata.json", content=b'{"a": {"label": "x\\u0000"}}')
+@example(name="entity_wikidata.json", content=b'{"a": {"label": "\\udc00"}}')
+@example(name="test.txt", content=b"a r c\n" + b"x" * (2 << 20))
 def test_random_file_content(name, content):
     folder = dataset({**GOOD, name: content})
     try:
@@ -65,6 +73,7 @@ def test_truncated_real_files(shared_data, cut, name):
 @pytest.mark.django_db
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=line_text)
+@example(content="a\tr\t" + "k" * 300 + "\n")  # longer than Entity.key: a DataError on PostgreSQL before #13
 def test_refused_import_writes_nothing(content):
     from pooling.models import Entity, KnowledgeGraph, Triple
     from pooling.services.kg_import import import_kg

@@ -30,7 +30,9 @@ TEST = [("e1", "r", "e3"), ("e2", "r", "e5"), ("e4", "s", "e6")]
 QIDS = [f"{side}{n}" for side in ("head", "tail") for n in range(6)]
 ODD = ["", "-", "#", "# c", "0", "1", "2", "3", "-1", "1.5", "nan", "NaN", "inf", "-inf", "1e400", "1e3", "x",
        "é", "\x00", "\x0b", "\x1c", "\x85", "\u2028", "\ufeff", "\r", "Q0", "Y", "N", "y", "sys-a", "sys-b",
-       "Sys A", "sys-a,sys-b", "sys-a,sys-a", "head", "tail", "side", "r,s"]
+       "Sys A", "sys-a,sys-b", "sys-a,sys-a", "head", "tail", "side", "r,s",
+       # the hostile values of issue #13 (test_import_hostile_inputs.py has one case per importer)
+       "\u00b2", "\u0663", "99999999999999999999", "1_0", "k" * 300, "s" * 101, "../x y", "+inf", "Infinity"]
 tokens = st.sampled_from(ENTITIES + ["r", "s", "t"] + QIDS + ODD)
 separators = st.sampled_from(["\t", " ", "  ", "\t\t", " \t"])
 
@@ -210,8 +212,7 @@ def test_trec_readers_and_the_fast_path_agree_with_the_line_scan(qrels, run):
             continue
         assert not isinstance(slow, TrecFormatError), f"fast path accepted what the scan refuses: {slow}"
         _same_table(fast, slow)
-        assert np.array_equal(getattr(fast, value), getattr(slow, value))
-        assert not np.isnan(fast.score).any() if value == "score" else True
+        assert np.array_equal(getattr(fast, value), getattr(slow, value), equal_nan=value == "score")
         if value == "score":
             assert fast.tag == slow.tag and not fast.has_duplicates()
         outcomes.append(fast)
@@ -253,14 +254,13 @@ def test_evaluation_cli_in_process(qrels, run, ranks, command):
         status = main([command, *map(str, paths), *(["--by", "side", "--by", "relation"] if command == "micro" else ["-q"])])
     if status == 0:
         assert out.getvalue().strip() and not err.getvalue()
-    else:
-        assert status == 2 and err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: "), err.getvalue()
+    else:  # 7: trec_eval's status when no query is in both files
+        assert status in (2, 7) and err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: "), err.getvalue()
         message = err.getvalue()[len("error: "):].strip()
         _assert_names_file(message, next(p for p in paths if message.startswith(str(p))))
 
 
-@pytest.mark.parametrize("qrels, run", [
-    (b"q1 0 d1 1\n", b"q1 Q0 d1 1 nan tag\n"),
+@pytest.mark.parametrize("qrels, run", [  # (a nan score is fine: trec_eval reads it)
     (b"q1 0 d1 x\n", b"q1 Q0 d1 1 1 tag\n"),
     (b"q1 0 d1 1\nq1 0 d1", b"q1 Q0 d1 1 1 tag\n"),
     (b"\xff\xfe", b"q1 Q0 d1 1 1 tag\n"),

@@ -169,7 +169,7 @@ def test_import_scores_pools_like_the_trained_system(storage, tmp_path):
             call_command("import_scores", "umls", sample.name, path, "--name", f"bad-{name}", *extra, verbosity=0)
         for message in messages:
             assert message in str(error.value), (name, str(error.value))
-        assert "Nothing was imported" in str(error.value)
+        assert "(nothing was imported)" in str(error.value) and "\n" not in str(error.value)
     with pytest.raises(CommandError, match="already exists"):
         call_command("import_scores", "umls", sample.name, str(tmp_path / "plain.npy"), "--name", "plain",
                      verbosity=0)

@@ -5,8 +5,6 @@ named and nothing is written."""
 from __future__ import annotations
 
 import gzip
-import os
-from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -358,38 +356,6 @@ def test_labels_must_match_the_kg(pykeen_runs, storage, tmp_path):
         import_checkpoint(kg, folder, name="bad-tsv")
     assert "trained_model.pkl" in str(error.value)
     assert not System.objects.exists() and not list(storage.rglob("*.pt"))
-
-
-class _Payload:
-    """Unpickling this would create a directory."""
-
-    def __init__(self, target: Path):
-        self.target = target
-
-    def __reduce__(self):
-        return (os.mkdir, (str(self.target),))
-
-
-def test_no_code_from_the_file_runs(storage, tmp_path):
-    """Checkpoints are read with an inert unpickler: classes and functions a pickle names never run."""
-    import torch
-
-    from pooling.models import System
-    from pooling.services.checkpoint_import import CheckpointImportError, import_checkpoint
-
-    kg = import_umls()
-    target = tmp_path / "created-by-the-pickle"
-    torch.save({"model_state_dict": OrderedDict(), "entity_to_id_dict": {}, "relation_to_id_dict": {},
-                "payload": _Payload(target)}, tmp_path / "evil.pt")
-    torch.save(_Payload(target), tmp_path / "evil-model.pkl")
-    for path, message in ((tmp_path / "evil.pt", "have no relation_representations.0._embeddings.weight (they "
-                                                "have: none)"),
-                          (tmp_path / "evil-model.pkl", "neither a PyKEEN training checkpoint")):
-        with pytest.raises(CheckpointImportError) as error:
-            import_checkpoint(kg, path, model="DistMult", name="evil")
-        assert str(path) in str(error.value) and message in str(error.value), str(error.value)
-    assert not target.exists()
-    assert not System.objects.exists()
 
 
 def test_import_checkpoint_help_documents_every_option():

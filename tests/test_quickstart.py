@@ -48,13 +48,15 @@ def test_quickstart_sets_up_and_is_rerunnable(tmp_path):
     assert all(mrr > 0.5 for mrr in mrrs.values()), mrrs  # UMLS is easy: trained models are far above chance
     entries = int(re.search(r"(\d+) candidate triples to judge", first.stdout).group(1))
     counts = table_counts(database)
+    gold = int(re.search(r"for people to judge, (\d+) gold checks", first.stdout).group(1))
     assert counts == {"pooling_knowledgegraph": 1, "pooling_system": 3, "pooling_sample": 1, "pooling_pool": 1,
-                      "pooling_poolentry": entries, "annotation_campaign": 1, "annotation_item": entries,
+                      "pooling_poolentry": entries, "annotation_campaign": 1, "annotation_item": entries + gold,
                       "annotation_membership": 4}
     assert entries > 1000
     assert re.search(r"^\s+admin\s+\S{8,}$", first.stdout, re.M)
     auto, to_judge = map(int, re.search(r"umls-demo: (\d+) auto-negative \(trivial filters\), (\d+) for people", first.stdout).groups())
     assert auto + to_judge == entries and to_judge > 0
+    assert gold == round(0.05 * to_judge)  # examples/quickstart.toml: gold_rate = 0.05 of the items people judge
     assert "triples" in first.stderr  # progress bars go to stderr
 
     second = subprocess.run(command, cwd=ROOT, env=embedded_env(tmp_path), capture_output=True, text=True, timeout=600)

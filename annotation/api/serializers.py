@@ -8,7 +8,11 @@ class JudgmentIn(serializers.Serializer):
     answer = serializers.CharField(max_length=5, help_text="Y or N (yes / no accepted)")
     source_url = serializers.CharField(max_length=2000, help_text="On one of the campaign's verified domains")
     quote = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
-    time_on_task_ms = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=86_400_000)
+    time_on_task_ms = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=86_400_000,
+        help_text="Your own measure of the time on task (ms): kept as a hint, never above the server's measure "
+                  "from the hand-out to this request",
+    )
     request_id = serializers.CharField(
         max_length=100, required=False, allow_blank=True, default="",
         help_text="Idempotency key: repeat a request with the same id and one judgment is recorded "
@@ -83,7 +87,8 @@ class JudgmentOut(serializers.Serializer):
     source_url = serializers.CharField()
     source_domain = serializers.CharField()
     quote = serializers.CharField()
-    time_on_task_ms = serializers.IntegerField(allow_null=True)
+    time_on_task_ms = serializers.IntegerField(allow_null=True, help_text="Measured on the server: hand-out to answer")
+    client_time_ms = serializers.IntegerField(allow_null=True, help_text="The client's figure, at most the server's")
     request_id = serializers.CharField()
     given_at = serializers.DateTimeField()
 
@@ -101,10 +106,14 @@ class ProgressOut(serializers.Serializer):
     adjudicated = serializers.IntegerField()
     last_hour = serializers.IntegerField()
     per_hour = serializers.FloatField()
-    campaign_total = serializers.IntegerField()
-    campaign_decided = serializers.IntegerField()
-    campaign_percent = serializers.FloatField()
-    campaign_last_hour = serializers.IntegerField()
+    campaign_total = serializers.IntegerField(help_text="Items to label, gold checks apart")
+    campaign_percent = serializers.FloatField(
+        help_text="exact: share of items decided; otherwise the share of the judging done, whole percent, counted "
+                  "up to campaign_as_of (it never moves with one answer: annotators learn nothing of others' answers)")
+    exact = serializers.BooleanField(help_text="Exact, live campaign figures (staff and campaign admins only)")
+    campaign_decided = serializers.IntegerField(allow_null=True, help_text="exact only")
+    campaign_last_hour = serializers.IntegerField(allow_null=True, help_text="exact only")
+    campaign_as_of = serializers.DateTimeField(allow_null=True, help_text="not exact: the hour the figure stands at")
 
 
 class CampaignOut(serializers.Serializer):

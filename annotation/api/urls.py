@@ -1,11 +1,12 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation.api import views
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="annotation:api_schema"), name="api_docs"),
+    # the split view serves Swagger UI's init script as its own request: no inline script (Content-Security-Policy)
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="annotation:api_schema"), name="api_docs"),
     path("campaigns/", views.CampaignList.as_view(), name="api_campaigns"),
     path("campaigns/<slug:name>/progress/", views.ProgressView.as_view(), name="api_progress"),
     path("campaigns/<slug:name>/next-item/", views.NextItem.as_view(), name="api_next_item"),

@@ -80,7 +80,7 @@ def _handout(assignment: Assignment | None, campaign) -> dict:
 def _judgment(j: Judgment) -> dict:
     return {"id": j.pk, "hand_out": j.assignment_id, "answer": j.answer, "source_url": j.source_url,
             "source_domain": j.source_domain, "quote": j.quote, "time_on_task_ms": j.time_on_task_ms,
-            "request_id": j.request_id, "given_at": j.given_at}
+            "client_time_ms": j.client_time_ms, "request_id": j.request_id, "given_at": j.given_at}
 
 
 class CampaignList(APIView):
@@ -137,7 +137,7 @@ class SubmitJudgment(APIView):
         existed = assignment.state == Assignment.State.DONE
         try:
             judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
-                                       time_on_task_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
+                                       client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
         except InvalidSource as exc:
             raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
         except (NotAssigned, AlreadyJudged) as exc:
@@ -192,7 +192,7 @@ class Adjudicate(APIView):
                                   data.validated_data["reason"])
         except NotAllowed as exc:
             raise Forbidden(public_message(exc)) from None
-        except InvalidState as exc:
+        except (InvalidState, NotAssigned) as exc:
             raise Conflict(public_message(exc)) from None
         except AnnotationError as exc:
             raise BadRequest(public_message(exc)) from None

@@ -1,14 +1,26 @@
 """Per-relation question templates (Django-free): a readable default for every relation, validation, rendering.
 
-A template is a string with the placeholders ``{head}`` and ``{tail}`` (the entity names), e.g.
-``Is {head}'s nationality {tail}?``. Literal braces are written ``{{`` and ``}}``.
+A template is a string with the placeholders ``{head}`` and ``{tail}`` (the entity names, both required) and,
+optionally, ``{relation}`` (the relation's text), e.g. ``Is {head}'s nationality {tail}?``. Literal braces are
+written ``{{`` and ``}}``. Nothing else between braces is accepted: no format spec (``{head:>20}``), no
+conversion (``{head!r}``), no attribute or index (``{head.x}``, ``{head[0]}``), no other name. Templates are
+never passed to ``str.format``: :func:`parse` splits them into literal text and placeholder names and
+:func:`render` joins the pieces, so a template cannot make a question longer than its text plus the names.
 """
 from __future__ import annotations
 
 import re
-import string
 
-PLACEHOLDERS = ("head", "tail")
+PLACEHOLDERS = ("head", "tail", "relation")
+REQUIRED = ("head", "tail")
+MAX_TEMPLATE_LENGTH = 500  # QuestionTemplate.text's max_length
+MAX_PLACEHOLDERS = 6  # e.g. "Is {head} ({relation}) {tail}, i.e. ..." never needs more
+MAX_NAME_LENGTH = 200  # an entity or relation name longer than this is cut (with an ellipsis) in a question
+MAX_QUESTION_LENGTH = MAX_TEMPLATE_LENGTH + MAX_PLACEHOLDERS * MAX_NAME_LENGTH
+
+# ``{{``, ``}}``, one ``{...}`` without braces inside, or a brace left over.
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+Piece = tuple[bool, str]  # (is a placeholder, literal text or placeholder name)
 
 # Verb-like last segments read better as verbs than as possessives.
 _VERBS = {
@@ -66,24 +78,63 @@ def default_template(key: str, text: str = "") -> str:
     return _simple(words or key, (text or key).strip().replace(" ", "_"))
 
 
+def parse(text: str) -> list[Piece]:
+    """``text`` as (is_placeholder, value) pieces, or TemplateError naming the first offending part."""
+    if len(text) > MAX_TEMPLATE_LENGTH:
+        raise TemplateError(f"the template is {len(text)} characters long; at most {MAX_TEMPLATE_LENGTH}")
+    pieces: list[Piece] = []
+    literal: list[str] = []
+    position = 0
+    for match in _TOKEN.finditer(text):
+        literal.append(text[position:match.start()])
+        position = match.end()
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            literal.append(token[0])
+            continue
+        if token in ("{", "}"):
+            raise TemplateError(f"bad braces in the template: the {token!r} at character {match.start() + 1} is not "
+                                "part of a plain placeholder (braces do not nest; write {{ and }} for literal braces)")
+        name = match.group(1)
+        if name not in PLACEHOLDERS:
+            usable = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+            if name.strip() in PLACEHOLDERS or re.match(r"\s*(head|tail|relation)\b", name):
+                raise TemplateError(f"{token} is not a plain placeholder: no format spec, conversion, attribute or "
+                                    f"index is allowed (use {usable})")
+            raise TemplateError(f"unknown placeholder {token}; use {usable}")
+        if literal:
+            pieces.append((False, "".join(literal)))
+            literal = []
+        pieces.append((True, name))
+    literal.append(text[position:])
+    if "".join(literal):
+        pieces.append((False, "".join(literal)))
+    names = [value for is_name, value in pieces if is_name]
+    if len(names) > MAX_PLACEHOLDERS:
+        raise TemplateError(f"the template has {len(names)} placeholders; at most {MAX_PLACEHOLDERS}")
+    missing = [name for name in REQUIRED if name not in names]
+    if missing:
+        raise TemplateError(f"the template must contain {' and '.join('{' + m + '}' for m in missing)}")
+    return pieces
+
+
 def check_template(text: str) -> str:
-    """``text`` stripped, or TemplateError: unknown placeholder, missing {head}/{tail}, unbalanced braces."""
+    """``text`` stripped, or TemplateError: empty, too long, unbalanced braces, anything between braces but
+    a plain ``{head}``, ``{tail}`` or ``{relation}``, missing ``{head}``/``{tail}``."""
     text = (text or "").strip()
     if not text:
         raise TemplateError("the template is empty")
-    try:
-        fields = [field for _literal, field, _spec, _conv in string.Formatter().parse(text) if field is not None]
-    except ValueError as exc:
-        raise TemplateError(f"bad braces in the template: {exc} (write {{{{ and }}}} for literal braces)") from None
-    unknown = sorted({field for field in fields if field not in PLACEHOLDERS})
-    if unknown:
-        raise TemplateError(f"unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; use {{head}} and {{tail}}")
-    missing = [name for name in PLACEHOLDERS if name not in fields]
-    if missing:
-        raise TemplateError(f"the template must contain {' and '.join('{' + m + '}' for m in missing)}")
+    parse(text)
     return text
 
 
-def render(text: str, head: str, tail: str) -> str:
-    """The question for one triple: the template with the entity names filled in."""
-    return check_template(text).format(head=head, tail=tail)
+def cut_name(name: str) -> str:
+    """``name`` cut to MAX_NAME_LENGTH characters (an ellipsis marks the cut)."""
+    return name if len(name) <= MAX_NAME_LENGTH else name[: MAX_NAME_LENGTH - 1] + "\u2026"
+
+
+def render(text: str, head: str, tail: str, relation: str = "") -> str:
+    """The question for one triple: the template with the names filled in (each cut at MAX_NAME_LENGTH, so
+    the question is at most MAX_QUESTION_LENGTH characters). TemplateError when the template is unusable."""
+    values = {"head": cut_name(head), "tail": cut_name(tail), "relation": cut_name(relation)}
+    return "".join(values[value] if is_name else value for is_name, value in parse(check_template(text)))

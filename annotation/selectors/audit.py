@@ -1,12 +1,14 @@
 """Reads: the expert audit report: agreement between the expert's blind labels and the final labels as they
-were when the sample was drawn (percent agreement, Cohen's kappa), overall, per stratum and per origin."""
+were when the sample was drawn (percent agreement, Cohen's kappa), overall, per stratum and per origin; and
+what making the expert labels final would change (``audit_decisions``)."""
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from annotation.lib.agreement import cohen_kappa, percent_agreement
-from annotation.models import AuditItem, Campaign, ExpertReview
+from annotation.models import AuditItem, Campaign, ExpertReview, Label
+from annotation.selectors.labels import FINAL_STATUSES
 
 
 @dataclass(frozen=True)
@@ -54,3 +56,51 @@ def audit_report(campaign: Campaign) -> AuditReport:
     report.by_origin = [_row(k, v) for k, v in sorted(groups["origin"].items())]
     report.by_expert = [_row(k, v) for k, v in sorted(groups["expert"].items())]
     return report
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Making the expert labels final (services.audit.apply_expert_labels)
+
+@dataclass(frozen=True)
+class AuditDecision:
+    """What the experts decided on one sample item, against its label now.
+
+    The expert majority decides; when the experts split evenly (``decision`` None) the current label stays.
+    """
+
+    item_id: int
+    yes: int  # experts who answered Y
+    no: int
+    current: str  # the item's final label now ("" when it has none: sent back to judging since the draw)
+
+    @property
+    def decision(self) -> str | None:
+        if self.yes == self.no:
+            return None
+        return Label.YES.value if self.yes > self.no else Label.NO.value
+
+    @property
+    def outcome(self) -> str:
+        """change: the majority overturns the current label; confirm: it agrees; tie: experts split evenly;
+        not_final: the item has no final label now (left alone)."""
+        if not self.current:
+            return "not_final"
+        if self.decision is None:
+            return "tie"
+        return "confirm" if self.decision == self.current else "change"
+
+
+def audit_decisions(campaign: Campaign) -> list[AuditDecision]:
+    """One decision per sample item at least one expert answered, in sample order."""
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for item_id, label in ExpertReview.objects.filter(item__audit__campaign=campaign).exclude(label="").values_list(
+        "item_id", "label"
+    ):
+        counts[item_id][0 if label == Label.YES else 1] += 1
+    rows = AuditItem.objects.filter(campaign=campaign, item_id__in=list(counts)).order_by("position").values_list(
+        "item_id", "item__status", "item__label"
+    )
+    return [
+        AuditDecision(item_id, *counts[item_id], label if status in FINAL_STATUSES and label else "")
+        for item_id, status, label in rows
+    ]

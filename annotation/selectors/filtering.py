@@ -1,4 +1,5 @@
-"""Reads: what the trivial filter (SPEC 4.1) would label, per rule and relation, without writing."""
+"""Reads: what the trivial filter (SPEC 4.1) would label, per rule and relation, without writing; and how often
+each rule would be wrong on the labelled triples at hand (``selectors.reference_labels``)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,17 +7,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from annotation.lib.rules import (
-    HEAD,
-    TAIL,
-    TypeTable,
-    cardinality_rule,
-    parse_rules,
+from annotation.lib.rules import HEAD, TAIL, cardinality_rule, parse_rules
+from annotation.lib.type_rule import (
+    TypeModel,
+    TypeOptions,
     type_rule,
     types_from_entity_data,
     types_from_relation_signatures,
     types_from_roles,
 )
+from annotation.models import Label
+from annotation.selectors.reference_labels import ReferenceLabels
 from pooling.engine.categories import relation_categories
 from pooling.models import Entity, KnowledgeGraph, Pool, PoolEntry, PoolHit, Question, Relation
 from pooling.selectors.kg import kg_triples
@@ -71,16 +72,17 @@ def kg_categories(kg: KnowledgeGraph, threshold: float = 1.5) -> np.ndarray:
     return categories
 
 
-def kg_type_table(kg: KnowledgeGraph) -> TypeTable:
-    """Types for the type rule: the dataset's entity types when it has them (CoDEx), else relation domain /
-    range types with entity types inferred from train (FB15k-237), else the relations each entity is observed
-    with in train."""
+def kg_type_model(kg: KnowledgeGraph, options: TypeOptions = TypeOptions()) -> TypeModel | None:
+    """The type rule's model for ``kg``: the dataset's entity types when it has them (CoDEx), else its relation
+    domain/range types with the entity types they imply in train (FB15k-237), else None (no type rule) unless
+    ``options.source`` is ``roles`` (role types, on any KG)."""
     train = kg_triples(kg)["train"]
-    relations = list(Relation.objects.filter(kg=kg).order_by("index").values_list("index", "domain_type", "range_type"))
-    num_relations = max(kg.num_relations, len(relations))
+    num_relations = max(kg.num_relations, Relation.objects.filter(kg=kg).count())
+    if options.source == "roles":
+        return types_from_roles(train, kg.num_entities, num_relations, options)
     domain = [""] * num_relations
     range_ = [""] * num_relations
-    for index, d, r in relations:
+    for index, d, r in Relation.objects.filter(kg=kg).values_list("index", "domain_type", "range_type"):
         domain[index], range_[index] = (d or "").strip(), (r or "").strip()
     has_signatures = any(domain) or any(range_)
     entity_rows = list(Entity.objects.filter(kg=kg).exclude(types=[]).values_list("index", "types"))
@@ -89,11 +91,30 @@ def kg_type_table(kg: KnowledgeGraph) -> TypeTable:
         for index, values in entity_rows:
             types[index] = [str(v) for v in values]
         return types_from_entity_data(
-            train, types, num_relations, domain if has_signatures else None, range_ if has_signatures else None
+            train, types, num_relations, domain if has_signatures else None, range_ if has_signatures else None, options
         )
     if has_signatures:
-        return types_from_relation_signatures(train, kg.num_entities, domain, range_)
-    return types_from_roles(train, kg.num_entities, num_relations)
+        return types_from_relation_signatures(train, kg.num_entities, domain, range_, options)
+    return None
+
+
+NO_TYPES = "none: the KG has no type data (the type rule can use role types if asked: type source 'roles')"
+
+
+@dataclass(frozen=True)
+class RulePrecision:
+    """A rule's record against the labelled triples at hand: of the candidates it would reject, how many are
+    labelled, and how many of those are negatives (the rule was right) or positives (it would be wrong)."""
+
+    rule: str
+    rejected: int
+    labelled: int
+    negatives: int
+    positives: list[tuple[int, tuple[int, int, int]]]  # (PoolEntry pk, index triple) of each labelled-Y one
+
+    @property
+    def precision(self) -> float | None:
+        return self.negatives / self.labelled if self.labelled else None
 
 
 @dataclass
@@ -108,23 +129,30 @@ class FilterReport:
     type_source: str = ""
     applied: int = 0  # items labelled (apply only)
     kept: int = 0  # entries a rule fired on but whose item was already in human hands (apply only)
+    extended: int = 0  # automatic negatives already there that another rule now also covers (apply only)
+    reference: str = ""  # the labelled triples the precision is measured on
+    precision: dict[str, RulePrecision] = field(default_factory=dict)  # rule ("any" too) -> its record
 
     @property
     def labelled(self) -> int:
         return len(self.fired)
 
 
-def filter_preview(pool: Pool, rules=None, *, threshold: float = 1.5) -> FilterReport:
-    """Run the rules on the pool's entries and count, per rule and per relation, what they would label N."""
+def filter_preview(
+    pool: Pool, rules=None, *, threshold: float = 1.5, type_options: TypeOptions = TypeOptions(),
+    reference: ReferenceLabels | None = None,
+) -> FilterReport:
+    """Run the rules on the pool's entries and count, per rule and per relation, what they would label N; with
+    ``reference`` labels, each rule's precision on the labelled ones."""
     rules = parse_rules(rules)
     kg = pool.sample.kg
     pq = pool_questions(pool)
     masks: dict[str, np.ndarray] = {}
     type_source = ""
     if "type" in rules:
-        table = kg_type_table(kg)
-        masks["type"] = type_rule(pq.triples, table) if len(pq.triples) else np.zeros(0, dtype=bool)
-        type_source = table.source
+        model = kg_type_model(kg, type_options)
+        masks["type"] = type_rule(pq.triples, model)
+        type_source = model.source if model is not None else NO_TYPES
     if "cardinality" in rules:
         masks["cardinality"] = cardinality_rule(pq.triples, pq.entry_of, pq.sides, kg_categories(kg, threshold))
     keys = dict(Relation.objects.filter(kg=kg).values_list("index", "key"))
@@ -140,4 +168,24 @@ def filter_preview(pool: Pool, rules=None, *, threshold: float = 1.5) -> FilterR
             counter[name] += 1
         counter["any"] += 1
     report.by_rule["any"] = len(report.fired)
+    if reference is not None:
+        masks["any"] = np.logical_or.reduce([masks[rule] for rule in rules]) if rules else np.zeros(len(pq.pks), bool)
+        report.reference = reference.description
+        report.precision = {rule: _precision(rule, masks[rule], pq, reference) for rule in (*rules, "any")}
     return report
+
+
+def _precision(rule: str, mask: np.ndarray, pq: PoolQuestions, reference: ReferenceLabels) -> RulePrecision:
+    rows = np.flatnonzero(mask)
+    labelled = negatives = 0
+    positives = []
+    for pk, triple in zip(pq.pks[rows].tolist(), map(tuple, pq.triples[rows].tolist())):
+        label = reference.labels.get(triple)
+        if label is None:
+            continue
+        labelled += 1
+        if label == Label.NO:
+            negatives += 1
+        else:
+            positives.append((pk, triple))
+    return RulePrecision(rule, len(rows), labelled, negatives, positives)

@@ -4,9 +4,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from annotation.models import Adjudication, Campaign, Item, Judgment, Label
+import numpy as np
+
+from annotation.models import Adjudication, Campaign, Item, Judgment, Label, LabelVersion
 from pooling.engine.questions import HEAD, TAIL
 from pooling.models import Entity, PoolHit, Question, Relation, SampleTriple
+from pooling.selectors.kg import kg_relation_keys
+from pooling.selectors.pools import entity_keys, sample_questions
+from pooling.selectors.questions import completion_questions
 
 FINAL_STATUSES = (Item.Status.AUTO_NEGATIVE, Item.Status.AGREED, Item.Status.ADJUDICATED, Item.Status.IMPORTED)
 
@@ -42,35 +47,34 @@ class CompletedQuestion:
 
 
 def completed_questions(campaign: Campaign) -> list[CompletedQuestion]:
-    """Questions of the completed set: every question with at least one positive answer. The sample's
-    questions keep their qid; other questions (the other side of a positive pool triple) are numbered on,
-    ``head<N>`` / ``tail<N>`` after the sample's, in (relation, entity) order. Answers: every labelled triple
-    that answers the question, relevant 1 (Y) or 0 (N)."""
-    labels = completed_labels(campaign)
-    answers: dict[tuple[int, str, str], list[tuple[str, int]]] = defaultdict(list)
-    positive: set[tuple[int, str, str]] = set()
-    for triple in labels:
+    """Questions of the completed set: every question with at least one positive answer -- the questions the
+    evaluation ranks on the completed labels (both sides of every positive triple, SPEC 5.2). The sample's
+    questions keep their qid; the others (the other side of a positive pool triple) are numbered on, ``head<N>`` /
+    ``tail<N>`` after the sample's, in (relation, entity) order (``pooling.selectors.questions``, shared with the
+    evaluation). Answers: every labelled triple that answers the question, relevant 1 (Y) or 0 (N)."""
+    sample = campaign.pool.sample
+    entities, relations = entity_keys(sample.kg), kg_relation_keys(sample.kg)
+    entity_index = {key: index for index, key in enumerate(entities)}
+    relation_index = {key: index for index, key in enumerate(relations)}
+    answers: dict[tuple[int, int, int], list[tuple[str, int]]] = defaultdict(list)
+    positives: list[tuple[int, int, int]] = []
+    for triple in completed_labels(campaign):
+        h, r, t = entity_index[triple.head], relation_index[triple.relation], entity_index[triple.tail]
         rel = 1 if triple.label == Label.YES else 0
-        for key, answer in (((HEAD, triple.tail, triple.relation), triple.head), ((TAIL, triple.head, triple.relation), triple.tail)):
-            answers[key].append((answer, rel))
-            if rel:
-                positive.add(key)
-    qids: dict[tuple[int, str, str], str] = {}
-    counters = {HEAD: 0, TAIL: 0}
-    for qid, side, anchor, relation in Question.objects.filter(sample=campaign.pool.sample_id).values_list(
-        "qid", "side", "anchor__key", "relation__key"
-    ):
-        qids[(side, anchor, relation)] = qid
-        prefix, _, number = qid.partition("head" if side == HEAD else "tail")
-        if not prefix and number.isdigit():
-            counters[side] = max(counters[side], int(number) + 1)
+        answers[(HEAD, r, t)].append((triple.head, rel))
+        answers[(TAIL, r, h)].append((triple.tail, rel))
+        if rel:
+            positives.append((h, r, t))
+    sq = sample_questions(sample)
+    asked = completion_questions(sq.questions, sq.qids, np.array(positives, dtype=np.int64).reshape(-1, 3),
+                                 entities, relations)
     result = []
-    for key in sorted(positive, key=lambda k: (k[0], k[2], k[1])):
-        side, entity, relation = key
-        if key not in qids:
-            qids[key] = f"{'head' if side == HEAD else 'tail'}{counters[side]}"
-            counters[side] += 1
-        result.append(CompletedQuestion(qids[key], side, entity, relation, tuple(sorted(answers[key]))))
+    for row, qid in enumerate(asked.qids):
+        side, relation, anchor = (int(asked.questions.side[row]), int(asked.questions.relation[row]),
+                                  int(asked.questions.anchor[row]))
+        rows = answers.get((side, relation, anchor), [])
+        if any(rel for _answer, rel in rows):
+            result.append(CompletedQuestion(qid, side, entities[anchor], relations[relation], tuple(sorted(rows))))
     return sorted(result, key=lambda q: (q.side, _qid_number(q.qid)))
 
 
@@ -100,14 +104,34 @@ class Provenance:
     judgments: list[dict] = field(default_factory=list)
     adjudication: dict | None = None
     flags: list[str] = field(default_factory=list)
+    history: list[dict] | None = None  # the label history, when asked for (``with_history``)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        record = dict(self.__dict__)
+        if record["history"] is None:
+            del record["history"]
+        return record
 
 
-def label_provenance(campaign: Campaign) -> list[Provenance]:
+def label_history(campaign: Campaign) -> dict[int, list[dict]]:
+    """Item pk -> the history of its people's labels (``LabelVersion``), oldest first, users pseudonymised."""
+    history: dict[int, list[dict]] = defaultdict(list)
+    versions = LabelVersion.objects.filter(item__campaign=campaign, item__is_gold=False).order_by("changed_at", "pk")
+    for v in versions.iterator(chunk_size=5000):
+        history[v.item_id].append({
+            "kind": v.kind, "reason": v.reason, "author": pseudonym(v.author_id), "changed_by": pseudonym(v.changed_by_id),
+            "changed_at": v.changed_at.isoformat(), "old_answer": v.old_answer, "new_answer": v.new_answer,
+            "old_source_url": v.old_source_url, "new_source_url": v.new_source_url, "old_text": v.old_text,
+            "new_text": v.new_text, "note": v.note,
+        })
+    return history
+
+
+def label_provenance(campaign: Campaign, *, with_history: bool = False) -> list[Provenance]:
     """Every non-gold item of the campaign (decided or not) and the sample's test triples (origin ``test``),
-    with judgments, adjudication, sources, rule, pool depth, systems and the questions that pooled them."""
+    with judgments, adjudication, sources, rule, pool depth, systems and the questions that pooled them; with
+    ``with_history``, also every version of the item's judgments, adjudication and expert labels (who changed
+    what, when and why; the sample's triples have none)."""
     kg_id = campaign.pool.sample.kg_id
     names = dict(Entity.objects.filter(kg_id=kg_id).values_list("pk", "name"))
     ekeys = dict(Entity.objects.filter(kg_id=kg_id).values_list("pk", "key"))
@@ -123,7 +147,8 @@ def label_provenance(campaign: Campaign) -> list[Provenance]:
     for entry_id, system, qid in PoolHit.objects.filter(entry__pool=campaign.pool_id).values_list(
         "entry_id", "system__name", "question__qid"
     ):
-        systems[entry_id].add(system)
+        if system is not None:  # hits of a pool imported without its systems name none
+            systems[entry_id].add(system)
         hit_qids[entry_id].add(qid)
     judgments: dict[int, list[dict]] = defaultdict(list)
     for j in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False).order_by("given_at", "pk"):
@@ -137,6 +162,7 @@ def label_provenance(campaign: Campaign) -> list[Provenance]:
                     "decided_at": a.decided_at.isoformat()}
         for a in Adjudication.objects.filter(item__campaign=campaign, item__is_gold=False)
     }
+    history = label_history(campaign) if with_history else None
     rows: list[Provenance] = []
     items = Item.objects.filter(campaign=campaign, is_gold=False).values_list(
         "pk", "entry_id", "entry__depth", "head_id", "relation_id", "tail_id", "label", "status", "label_origin",
@@ -151,10 +177,11 @@ def label_provenance(campaign: Campaign) -> list[Provenance]:
             ekeys[h], rkeys[r], ekeys[t], names[h], names[t], label if final else None, status, origin if final else "",
             rule, depth, sorted(systems.get(entry_id, ())), sorted(qids, key=lambda q: (q[:4], _qid_number(q))),
             judgments.get(pk, []), adjudications.get(pk), list(flags or []),
+            history.get(pk, []) if history is not None else None,
         ))
     for h, r, t in SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"):
         qids = [q for q in (question_qid.get((HEAD, t, r)), question_qid.get((TAIL, h, r))) if q]
         rows.append(Provenance(ekeys[h], rkeys[r], ekeys[t], names[h], names[t], Label.YES, "test", "test", "", None,
-                               [], qids))
+                               [], qids, history=[] if with_history else None))
     rows.sort(key=lambda p: (p.head, p.relation, p.tail))
     return rows

@@ -18,8 +18,8 @@ from pooling.models import PoolHit
 # Label origin
 
 def origin_name(origin: str, rule: str = "") -> str:
-    """The origin of a final label as exported: unanimous, adjudicated, rule:<rule(s)>, expert, reused,
-    imported (``reused`` keeps the rule of a reused rule label: reused:rule:type)."""
+    """The origin of a final label as exported: unanimous, adjudicated, rule:<rule(s)>, audit (the expert-audit
+    majority), reused, imported (``reused`` keeps the rule of a reused rule label: reused:rule:type)."""
     if origin == Item.Origin.RULE:
         return f"rule:{rule}" if rule else "rule"
     if origin == Item.Origin.REUSED and rule:
@@ -153,7 +153,8 @@ class RushedReport:
 
 def rushed_report(campaign: Campaign, factor: float | None = None) -> RushedReport:
     """Judgments faster than ``factor`` (default the campaign's ``rushed_factor``) x the campaign's median time
-    on task, and annotators whose own median is under that same share of the campaign's median."""
+    on task, and annotators whose own median is under that same share of the campaign's median. The times are
+    the server's measure (``Judgment.time_on_task_ms``, hand-out to answer), never the client's own figure."""
     factor = campaign.rushed_factor if factor is None else factor
     rows = list(
         Judgment.objects.filter(item__campaign=campaign).exclude(time_on_task_ms=None)

@@ -224,20 +224,46 @@ def source_prefill(campaign: Campaign, user) -> str:
 
 @dataclass
 class Progress:
-    """One person's progress in a campaign and the campaign's overall progress."""
+    """One person's progress in a campaign and the campaign's overall progress.
+
+    The campaign figures an annotator sees must not move with single judgments or decisions: the review read
+    the exact "decided" count before and after a submit, and +1 told that the other annotator of the item had
+    given the same answer (a last-hour counter told that someone had just judged the item handed next). So
+    only staff and campaign admins (``exact``) get the decided count and the campaign's judgments in the last
+    hour; everyone else gets ``campaign_percent`` as the share of the judging work done (judgments given /
+    judgments needed, whoever gave them and whatever they said), counted up to the start of the hour
+    (``campaign_as_of``) and floored to a whole percent, so it changes once an hour with everyone's work of
+    that hour, never in answer to one submit."""
 
     judged: int
     skipped: int
     adjudicated: int
     last_hour: int  # the person's judgments in the last 60 minutes (= judgments per hour)
     per_hour: float  # the person's rate over their judging span (first to last judgment, at least an hour)
-    campaign_total: int
-    campaign_decided: int
-    campaign_percent: float
-    campaign_last_hour: int
+    campaign_total: int  # items to label (gold checks apart): fixed while the campaign runs
+    campaign_percent: float  # exact: share of items decided; else the share of the judging done (see above)
+    exact: bool  # the campaign figures are exact and live (staff and campaign admins)
+    campaign_decided: int | None = None  # exact only
+    campaign_last_hour: int | None = None  # exact only: everyone's judgments in the last 60 minutes
+    campaign_as_of: datetime | None = None  # not exact: the hour the campaign figure stands at
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def _hour_start(now: datetime) -> datetime:
+    return now.replace(minute=0, second=0, microsecond=0)
+
+
+def _judging_done_percent(campaign: Campaign, counts: dict[str, int], as_of: datetime) -> float:
+    """Judgments given on the campaign's items (gold checks apart) before ``as_of``, as a whole percent of the
+    judgments its items need (``judgments_per_item`` each; items labelled by a rule or elsewhere need none)."""
+    needing = counts["total"] - counts[Item.Status.AUTO_NEGATIVE] - counts[Item.Status.IMPORTED]
+    needed = needing * campaign.judgments_per_item
+    if needed <= 0:
+        return 0.0
+    given = Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, given_at__lt=as_of).count()
+    return float(min(100, 100 * given // needed))
 
 
 def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progress:
@@ -255,12 +281,15 @@ def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progre
     adjudicated = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign).count()
     hour_ago = now - timedelta(hours=1)
     counts = campaign_progress(campaign)
-    decided = sum(counts[s] for s in FINAL_STATUSES)
     total = counts["total"]
+    own = (judged, skipped, adjudicated, mine.filter(given_at__gt=hour_ago).count(), round(per_hour, 1), total)
+    if not can_manage(campaign, user):
+        as_of = _hour_start(now)
+        return Progress(*own, _judging_done_percent(campaign, counts, as_of), exact=False, campaign_as_of=as_of)
+    decided = sum(counts[s] for s in FINAL_STATUSES)
     return Progress(
-        judged, skipped, adjudicated, mine.filter(given_at__gt=hour_ago).count(), round(per_hour, 1), total, decided,
-        round(100 * decided / total, 1) if total else 0.0,
-        Judgment.objects.filter(item__campaign=campaign, given_at__gt=hour_ago).count(),
+        *own, round(100 * decided / total, 1) if total else 0.0, exact=True, campaign_decided=decided,
+        campaign_last_hour=Judgment.objects.filter(item__campaign=campaign, given_at__gt=hour_ago).count(),
     )
 
 

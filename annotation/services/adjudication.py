@@ -9,8 +9,11 @@ from django.utils import timezone
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Role
 from annotation.selectors.campaigns import has_role
 from annotation.services._locking import lock_skipping, lock_waiting
-from annotation.services.errors import AnnotationError, InvalidState, NotAllowed
+from annotation.services.distribution import lock_member
+from annotation.services.errors import AnnotationError, InvalidState, NotAllowed, NotAssigned
+from annotation.services.item_state import recompute_locked
 from annotation.services.judging import parse_answer
+from annotation.services.label_history import record_submitted
 
 RETRIES = 5
 
@@ -24,6 +27,7 @@ def next_adjudication(campaign: Campaign, user, *, now: datetime | None = None) 
     for _attempt in range(RETRIES):
         try:
             with transaction.atomic():
+                lock_member(campaign, user, Role.ADJUDICATOR)  # their concurrent requests: one hand-out
                 own = (
                     Assignment.objects.filter(
                         item__campaign=campaign, item__status=Item.Status.CONFLICT, user=user, kind=adjudicate,
@@ -66,7 +70,9 @@ def next_adjudication(campaign: Campaign, user, *, now: datetime | None = None) 
 def adjudicate(item: Item, user, label: str, reason: str, *, now: datetime | None = None) -> Adjudication:
     """Record the final label of a conflict with its reason. The adjudicator cannot be one of the judges.
 
-    Repeating the same decision returns the recorded adjudication.
+    Repeating the same decision returns the recorded adjudication. An adjudicator who was handed the item
+    decides only while that hand-out is open and unexpired (NotAssigned otherwise: once lapsed, the conflict
+    may be with another adjudicator).
     """
     campaign = item.campaign
     if not has_role(campaign, user, Role.ADJUDICATOR):
@@ -85,14 +91,19 @@ def adjudicate(item: Item, user, label: str, reason: str, *, now: datetime | Non
             if existing is not None and existing.adjudicator_id == user.pk and existing.label == label:
                 return existing
             raise InvalidState(f"item {item.pk} is {locked.get_status_display()}, not a conflict to adjudicate")
+        handed = Assignment.objects.filter(item=locked, user=user, kind=Assignment.Kind.ADJUDICATE).first()
+        if handed is not None and (handed.state != Assignment.State.OPEN or handed.expires_at <= now):
+            raise NotAssigned(f"your adjudication hand-out of item {item.pk} is closed (expired or cancelled); "
+                              "ask for the next conflict")
         decision = Adjudication.objects.create(item=locked, adjudicator=user, label=label, reason=reason, decided_at=now)
-        locked.status = Item.Status.ADJUDICATED
-        locked.label = label
-        locked.label_origin = Item.Origin.ADJUDICATED
-        locked.save(update_fields=["status", "label", "label_origin", "updated_at"])
+        record_submitted(decision, now)
+        recompute_locked(locked, judgments_per_item=campaign.judgments_per_item)
         open_ = Assignment.objects.filter(item=locked, kind=Assignment.Kind.ADJUDICATE, state=Assignment.State.OPEN)
         open_.filter(user=user).update(state=Assignment.State.DONE, closed_at=now)
         open_.update(state=Assignment.State.CANCELLED, closed_at=now)
+    from annotation.services.judging_order import label_final
+
+    label_final(campaign)  # the label is final: the reward of adaptive orders
     return decision
 
 
@@ -102,7 +113,6 @@ def flag_for_adjudication(item: Item, flag: str) -> Item:
         locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
         if flag not in locked.flags:
             locked.flags = [*locked.flags, flag]
-        if locked.status == Item.Status.AGREED:
-            locked.status = Item.Status.CONFLICT
-        locked.save(update_fields=["flags", "status", "updated_at"])
+            locked.save(update_fields=["flags", "updated_at"])
+        recompute_locked(locked)  # an agreed item becomes a conflict (services/item_state)
     return locked

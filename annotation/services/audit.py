@@ -7,25 +7,29 @@ by an expert. The published campaign audited 200 triples, half positive, and fou
   :class:`AuditTask` carries the question and the triple but never the final label, the judgments or the
   origin (blind).
 - ``submit_audit`` records the expert's label (``ExpertReview``).
-- ``apply_expert_labels`` (optional, an admin's decision) makes the expert's label final where it differs;
-  the item's origin becomes ``expert``. The audit report keeps comparing with the labels as drawn.
+- ``apply_expert_labels`` (an admin's decision: command ``apply_audit_labels``, button on the audit page)
+  makes the expert majority label final where it differs, origin ``audit``; ties keep the current label.
+  The audit report keeps comparing with the labels as drawn.
 """
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import AuditItem, Campaign, ExpertReview, Item, Label, Role
+from annotation.selectors.audit import audit_decisions
 from annotation.selectors.campaigns import has_role
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.quality import origin_name
 from annotation.services._locking import lock_waiting
 from annotation.services.errors import AnnotationError, InvalidState, NotAllowed
+from annotation.services.item_state import recompute_locked
 from annotation.services.judging import parse_answer
+from annotation.services.label_history import record_submitted
 
 
 @dataclass
@@ -137,28 +141,55 @@ def submit_audit(item: Item, expert, label: str | bool, *, comment: str = "", no
         review.comment = (comment or "").strip()
         review.given_at = now
         review.save(update_fields=["label", "comment", "given_at"])
+        record_submitted(review, now)
     return review
 
 
-def apply_expert_labels(campaign: Campaign, expert=None) -> int:
-    """Make the expert's label final where it differs from the final label (origin ``expert``); with several
-    experts only items they all agree on change. Returns how many items changed."""
-    reviews = ExpertReview.objects.filter(item__audit__campaign=campaign).exclude(label="")
-    if expert is not None:
-        reviews = reviews.filter(expert=expert)
-    labels: dict[int, set[str]] = {}
-    for item_id, label in reviews.values_list("item_id", "label"):
-        labels.setdefault(item_id, set()).add(label)
-    changed = 0
-    for item_id, found in sorted(labels.items()):
-        if len(found) != 1:
-            continue
-        (label,) = found
-        with transaction.atomic():
-            locked = lock_waiting(Item.objects.filter(pk=item_id)).get()
-            if locked.status in FINAL_STATUSES and locked.label and locked.label != label:
-                locked.label = label
-                locked.label_origin = Item.Origin.EXPERT
-                locked.save(update_fields=["label", "label_origin", "updated_at"])
-                changed += 1
-    return changed
+@dataclass
+class AuditApplyReport:
+    """What making the expert labels final did (or, with ``dry_run``, would do)."""
+
+    answered: int = 0  # sample items at least one expert answered
+    changed: list[tuple[int, str, str]] = field(default_factory=list)  # (item pk, label before, audit label)
+    confirmed: int = 0  # the expert majority agrees with the current label: nothing to do
+    ties: int = 0  # the experts split evenly: the current label stays
+    not_final: int = 0  # items without a final label now (sent back to judging since the draw): left alone
+
+
+def apply_expert_labels(campaign: Campaign, *, dry_run: bool = False) -> AuditApplyReport:
+    """Make the expert-audit labels final (an admin's decision): on every sample item the experts answered, the
+    expert majority label becomes the final label where it differs from the current one, with origin ``audit``
+    and status ``adjudicated`` (decided above the annotators: a later import, reuse or filter revert leaves it
+    alone). Ties between experts keep the current label; so does an item without a final label now. Running
+    it again changes nothing new (idempotent); later expert answers can move a majority and are applied then.
+    The audit report keeps comparing with the labels as drawn."""
+    report = AuditApplyReport()
+    for decision in audit_decisions(campaign):
+        report.answered += 1
+        outcome = decision.outcome
+        if outcome == "confirm":
+            report.confirmed += 1
+        elif outcome == "tie":
+            report.ties += 1
+        elif outcome == "not_final":
+            report.not_final += 1
+        elif dry_run:
+            report.changed.append((decision.item_id, decision.current, decision.decision))
+        else:
+            with transaction.atomic():
+                locked = lock_waiting(Item.objects.filter(pk=decision.item_id)).get()
+                if locked.status in FINAL_STATUSES and locked.label and locked.label != decision.decision:
+                    report.changed.append((locked.pk, locked.label, decision.decision))
+                    _set_audit_label(locked, decision.decision)
+    return report
+
+
+def _set_audit_label(item: Item, label: str) -> None:
+    """Store the audit's decision on the locked item, then let the item-state service derive the rest (rule 7
+    of ``annotation.lib.item_state``: the audit label decides the item)."""
+    item.label = label
+    item.label_origin = Item.Origin.AUDIT
+    item.status = Item.Status.ADJUDICATED
+    item.rule = ""  # the label is no longer a rule's (reuse copies the rule of rule labels)
+    item.save(update_fields=["label", "label_origin", "status", "rule", "updated_at"])
+    recompute_locked(item)

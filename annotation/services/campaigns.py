@@ -93,3 +93,58 @@ def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
     campaign.allowed_domains = cleaned
     campaign.save(update_fields=["allowed_domains"])
     return campaign
+
+
+#: Campaign settings a campaign file or the API may change, with their checks (domains, order and budget have
+#: their own services: ``set_allowed_domains``, ``judging_order.set_judging_order``).
+SETTINGS = ("description", "assignment_timeout_s", "gold_rate", "rushed_factor", "gold_threshold")
+
+
+def update_settings(campaign: Campaign, **values: object) -> list[str]:
+    """Change the campaign's plain settings (``SETTINGS``); returns the names of those that changed."""
+    unknown = set(values) - set(SETTINGS)
+    if unknown:
+        raise AnnotationError(f"unknown campaign setting {sorted(unknown)[0]!r}; settings: {', '.join(SETTINGS)}")
+    checks = {
+        "description": lambda v: isinstance(v, str),
+        "assignment_timeout_s": lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 2**31 - 1,
+        "gold_rate": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1,
+        "rushed_factor": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1e6,
+        "gold_threshold": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1,
+    }
+    changed = []
+    for name, value in values.items():
+        if not checks[name](value):
+            raise AnnotationError(f"invalid value for {name}: {value!r}")
+        if getattr(campaign, name) != value:
+            setattr(campaign, name, value)
+            changed.append(name)
+    if changed:
+        campaign.save(update_fields=changed)
+    return changed
+
+
+def add_pool_items(campaign: Campaign, *, seed: int = 0) -> int:
+    """Items for the pool entries that have none yet (after the pool grew): pending, queued in random order
+    (``seed``; an adaptive order re-keys them), labels reused from earlier campaigns as at creation. Entries
+    whose triple is already a gold check of the campaign get no item (the unique triple). Returns the number
+    of items added."""
+    from annotation.services.judging_order import rekey_queue
+    from annotation.services.reuse import reuse_labels
+
+    before = Item.objects.filter(campaign=campaign).count()
+    rng = random.Random(f"{seed}:{campaign.pk}:{before}")
+    with transaction.atomic():
+        new = PoolEntry.objects.filter(pool=campaign.pool_id).exclude(items__campaign=campaign).order_by("pk")
+        Item.objects.bulk_create(
+            (Item(campaign=campaign, entry_id=pk, head_id=h, relation_id=r, tail_id=t, queue_key=rng.randrange(2**31))
+             for pk, h, r, t in new.values_list("pk", "head_id", "relation_id", "tail_id").iterator(chunk_size=ITEM_BATCH)),
+            batch_size=ITEM_BATCH, ignore_conflicts=True,
+        )
+        added = Item.objects.filter(campaign=campaign).count() - before
+        reuse_labels(campaign)
+    if added and campaign.judging_order != "random":
+        rekey_queue(campaign, force=True)
+    if added:
+        _refresh_planner_statistics()
+    return added

@@ -3,20 +3,23 @@
 Guarantees, also under concurrency: an item is never handed to the same user twice (a unique constraint on
 (item, user, kind) backs this up); an item never has more than ``judgments_per_item`` judgments + open
 hand-outs (``Item.num_active``, changed only under the item's row lock); a user gets their own open hand-out
-back before new work; hand-outs not answered within the campaign's timeout go back to the queue.
+back before new work, and concurrent requests of one user never open a second one (each waits for the user's
+membership row lock, see :func:`lock_member`); hand-outs not answered within the campaign's timeout are closed:
+nothing is accepted on them, and they go back to the queue.
 """
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from annotation.models import Assignment, Campaign, Item, Role
+from annotation.models import Assignment, Campaign, Item, Membership, Role
 from annotation.selectors.campaigns import has_role
 from annotation.services._locking import lock_skipping, lock_waiting
 from annotation.services.errors import NotAllowed, NotAssigned
+from annotation.services.judging_order import budget_spent
 
 QUEUE_STATUSES = (Item.Status.PENDING, Item.Status.IN_PROGRESS)
 RETRIES = 5
@@ -69,23 +72,34 @@ def _release_due(campaign: Campaign, now: datetime) -> bool:
     return True
 
 
+def lock_member(campaign: Campaign, user, role: str) -> None:
+    """Lock ``user``'s ``role`` membership row of the campaign until the transaction ends, so that the user's
+    concurrent requests for work run one after the other: each then sees the hand-out the one before opened
+    (reading it in a later statement than this one: under READ COMMITTED a statement reads what was committed
+    when it started). SQLite needs nothing: BEGIN IMMEDIATE already serialises every write transaction."""
+    if not connections[router.db_for_write(Membership)].features.has_select_for_update:
+        return
+    rows = Membership.objects.filter(campaign=campaign, user=user, role=role).select_for_update()
+    list(rows.values_list("pk", flat=True))
+
+
+def _open_hand_outs(campaign: Campaign, user, now: datetime):
+    return Assignment.objects.filter(
+        item__campaign=campaign, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
+        expires_at__gt=now,
+    ).order_by("handed_out_at", "pk")
+
+
 def open_assignment(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
     """The user's oldest open, unexpired judging hand-out in the campaign, if any."""
-    now = now or timezone.now()
-    return (
-        Assignment.objects.filter(
-            item__campaign=campaign, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
-            expires_at__gt=now,
-        )
-        .select_related("item")
-        .order_by("handed_out_at", "pk")
-        .first()
-    )
+    return _open_hand_outs(campaign, user, now or timezone.now()).select_related("item").first()
 
 
-def _first_free_item(campaign: Campaign, user, limit: int) -> Item | None:
+def _first_free_item(campaign: Campaign, user, limit: int, *, now: datetime | None = None,
+                     started_only: bool = False) -> Item | None:
     """Lock and return the head of ``user``'s queue: the order is (hand-outs open on it, descending; gold checks
-    count as 0), then ``queue_key``, then pk.
+    count as 0), then ``queue_key``, then pk. The row carries ``own_hand_out``: the pk of the user's own open
+    hand-out, if they hold one (read in the same query, which spares next_item a query of its own).
 
     Asked one level of open hand-outs at a time, each an index-ordered scan that stops at the first free row
     (indexes ``item_queue`` and ``item_queue_order``), instead of one query that sorts every queued item of the
@@ -98,8 +112,11 @@ def _first_free_item(campaign: Campaign, user, limit: int) -> Item | None:
     # equality prefix of ``item_queue``.
     levels = [Q(status=Item.Status.IN_PROGRESS, num_active=busy, is_gold=False) for busy in range(limit - 1, 0, -1)]
     levels.append(Q(status__in=QUEUE_STATUSES) & (Q(num_active=0) | Q(is_gold=True)))
+    if started_only:  # items already judged once or handed out (a spent budget finishes only those)
+        levels[-1] = Q(status=Item.Status.IN_PROGRESS, num_active=0, is_gold=False)
+    own = Subquery(_open_hand_outs(campaign, user, now or timezone.now()).values("pk")[:1])
     for level in levels:
-        candidates = Item.objects.filter(level, ~seen, campaign=campaign)
+        candidates = Item.objects.filter(level, ~seen, campaign=campaign).annotate(own_hand_out=own)
         candidates = candidates.select_related("head", "relation", "tail").order_by("queue_key", "pk")
         item = lock_skipping(candidates).first()
         if item is not None:
@@ -111,10 +128,12 @@ def _first_free_item(campaign: Campaign, user, limit: int) -> Item | None:
 def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
     """Hand ``user`` an item to judge; None when nothing is left for them.
 
-    Their own open hand-out comes back first. Otherwise the queue is: items still needing judgments that the
-    user was never handed, partly judged items first (to finish them), then the campaign's shuffled order.
-    Gold checks sit in the same queue and look like any other item; each is handed to every annotator once
-    (no ``judgments_per_item`` cap) and ranks among the untouched items by its ``queue_key``.
+    Their own open hand-out comes back first (one open hand-out per person and campaign, also when their
+    requests race). Otherwise the queue is: items still needing judgments that the user was never handed,
+    partly judged items first (to finish them), then the campaign's shuffled order. Gold checks sit in the same
+    queue and look like any other item; each is handed to every annotator once (no ``judgments_per_item`` cap)
+    and ranks among the untouched items by its ``queue_key``. Annotators never see which kind of item they got:
+    no item state, id or campaign counter that moves with a single judgment is shown to them (selectors/web).
     """
     if not has_role(campaign, user, Role.ANNOTATOR):
         raise NotAllowed(f"{user} is not an annotator of campaign {campaign.name}")
@@ -123,16 +142,20 @@ def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assig
     for _attempt in range(RETRIES):
         try:
             with transaction.atomic():
+                lock_member(campaign, user, Role.ANNOTATOR)
                 if _release_due(campaign, now):
                     release_expired(campaign, now=now)
-                own = open_assignment(campaign, user, now=now)
-                if own is not None:
-                    return own
-                item = _first_free_item(campaign, user, limit)
-                if item is None:
-                    return None
+                item = _first_free_item(campaign, user, limit, now=now)
+                if item is None or item.own_hand_out is not None:
+                    return open_assignment(campaign, user, now=now)  # their own first; None: nothing left
                 if not item.is_gold and item.num_active >= limit:  # changed under us before the lock: look again
                     continue
+                if (campaign.item_budget is not None and not item.is_gold and item.num_judgments == 0
+                        and item.num_active == 0 and budget_spent(campaign)):
+                    # the budget is spent (issue 20): only items already started are finished
+                    item = _first_free_item(campaign, user, limit, now=now, started_only=True)
+                    if item is None or item.num_active >= limit:
+                        return None
                 assignment = Assignment.objects.create(
                     item=item, user=user, kind=Assignment.Kind.JUDGE, handed_out_at=now,
                     expires_at=now + timedelta(seconds=campaign.assignment_timeout_s),
@@ -157,6 +180,8 @@ def skip_item(item: Item, user, *, now: datetime | None = None) -> Assignment:
         ).first()
         if assignment is None:
             raise NotAssigned(f"item {item.pk} is not handed to {user} (nothing to skip)")
+        if assignment.expires_at <= now:
+            raise NotAssigned(f"the hand-out of item {item.pk} to {user} has expired (nothing to skip)")
         assignment.state = Assignment.State.SKIPPED
         assignment.closed_at = now
         assignment.save(update_fields=["state", "closed_at"])

@@ -9,7 +9,7 @@ from annotation.models import Campaign, Label
 from annotation.selectors.labels import completed_labels, completed_questions, label_provenance
 from annotation.selectors.quality import origin_name
 
-FORMATS = ("labels", "positives", "questions", "qrels", "jsonl", "csv", "labels-origin", "qrels-annotator")
+FORMATS = ("labels", "positives", "questions", "qrels", "jsonl", "csv", "labels-origin", "qrels-annotator", "readme")
 
 CSV_COLUMNS = [
     "head", "relation", "tail", "head_name", "tail_name", "label", "status", "origin", "rule", "depth", "systems",
@@ -22,20 +22,30 @@ CSV_COLUMNS = [
 ]
 
 
-def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=None) -> int:
+HISTORY_FORMATS = ("jsonl", "csv")
+
+
+def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=None, with_history: bool = False) -> int:
     """Write the campaign in ``fmt`` to ``out``; returns the number of records (lines, rows) written.
 
     labels: ``h<TAB>r<TAB>t<TAB>Y|N`` (completed set: sampled test triples Y + every finally labelled pool
     triple); positives: ``h<TAB>r<TAB>t`` of the Y triples; questions: ``qid<TAB>entity<TAB>relation`` of the
-    completed set's questions; qrels: ``qid 0 entity rel`` (TREC) of the final (adjudicated) labels; jsonl / csv:
+    completed set's questions -- every question with a positive answer: the sample's and the other side of each
+    positive pool triple, exactly the questions the evaluation ranks on the completed labels, so a system scored
+    elsewhere on this file (``import_scores`` / ``import_run --questions``) evaluates like a trained one; qrels:
+    ``qid 0 entity rel`` (TREC) of the final (adjudicated) labels; jsonl / csv:
     one record per triple with full provenance (both judgments with their evidence: source URL, domain, quote,
     time given); labels-origin: ``h<TAB>r<TAB>t<TAB>Y|N<TAB>origin`` (the completed set with where each label
-    came from: unanimous, adjudicated, rule:<rule>, expert, reused, imported, test); qrels-annotator: the
+    came from: unanimous, adjudicated, rule:<rule>, audit, reused, imported, test); qrels-annotator: the
     qrels of ``annotator``'s own answers (qids as in the final qrels, see
-    ``annotation.selectors.quality.annotator_qrels``).
+    ``annotation.selectors.quality.annotator_qrels``). ``with_history`` (jsonl, csv): each record also carries
+    the history of its labels (``history``: a list in jsonl, a JSON column in csv): every version of its
+    judgments, adjudication and expert labels with who, when, old and new answer and evidence, and why.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if with_history and fmt not in HISTORY_FORMATS:
+        raise ValueError(f"the label history is exported with the {' and '.join(HISTORY_FORMATS)} formats, not {fmt}")
     if fmt == "labels-origin":
         from annotation.selectors.quality import labels_with_origin
 
@@ -44,6 +54,12 @@ def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=Non
             out.write(f"{h}\t{r}\t{t}\t{label}\t{origin}\n")
             count += 1
         return count
+    if fmt == "readme":  # the set's datasheet (issue 20)
+        from annotation.services.datasheet import datasheet
+
+        text = datasheet(campaign)
+        out.write(text)
+        return text.count("\n")
     if fmt == "qrels-annotator":
         from annotation.selectors.quality import annotator_qrels
 
@@ -74,13 +90,14 @@ def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=Non
                 out.write(f"{question.qid} 0 {entity} {rel}\n")
                 count += 1
     elif fmt == "jsonl":
-        for record in label_provenance(campaign):
+        for record in label_provenance(campaign, with_history=with_history):
             out.write(json.dumps(record.as_dict(), ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
     else:
-        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        columns = CSV_COLUMNS + (["history"] if with_history else [])
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        for record in label_provenance(campaign):
+        for record in label_provenance(campaign, with_history=with_history):
             row = {key: getattr(record, key) for key in CSV_COLUMNS[:10]}
             row.update(label=record.label or "", depth="" if record.depth is None else record.depth,
                        systems=";".join(record.systems), questions=";".join(record.questions),
@@ -93,6 +110,8 @@ def export_judgments(campaign: Campaign, fmt: str, out: TextIO, *, annotator=Non
                 row.update(adjudicator=record.adjudication["adjudicator"],
                            adjudication_label=record.adjudication["label"],
                            adjudication_reason=record.adjudication["reason"])
+            if with_history:
+                row["history"] = json.dumps(record.history, ensure_ascii=False, sort_keys=True)
             writer.writerow(row)
             count += 1
     return count

@@ -3,7 +3,7 @@
 A campaign's gold checks are items whose answer is known: true triples of the TRAIN split (answer Y) and
 candidates the trivial filter rules out (answer N): a train triple with its head or tail replaced by another
 entity so that the result violates the relation's types, or is a second answer to a single-answer question
-(SPEC 4.1, ``annotation/lib/rules.py``). They are drawn with a seed, never from the KG's known triples nor from
+(SPEC 4.1, ``annotation/lib/rules.py`` and ``type_rule.py``). They are drawn with a seed, never from the KG's known triples nor from
 the campaign's own items.
 
 How they are served (see ``services/distribution.next_item``): a gold item sits in the same shuffled queue
@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 
-from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL, type_rule
+from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL
+from annotation.lib.type_rule import type_rule
 from annotation.models import Assignment, Campaign, Item, Label
-from annotation.selectors.filtering import kg_categories, kg_type_table
+from annotation.selectors.filtering import kg_categories, kg_type_model
 from annotation.services.errors import AnnotationError
 from pooling.models import Entity, Question, Relation
 from pooling.selectors.kg import kg_triples
@@ -155,7 +156,7 @@ def draw_gold_triples(
                 break
     no: list[tuple[int, int, int]] = []
     if n_no and len(train) and kg.num_entities > 1:
-        table = kg_type_table(kg)
+        table = kg_type_model(kg)
         categories = np.asarray(kg_categories(kg))
 
         def ruled_out(candidate, side) -> bool:

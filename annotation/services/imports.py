@@ -8,6 +8,7 @@ from django.db import transaction
 
 from annotation.models import Campaign, Item, Label
 from annotation.services.errors import AnnotationError
+from pooling.engine import userfiles
 from pooling.models import Entity, Relation, SampleTriple
 
 BATCH = 2000
@@ -42,10 +43,10 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
     sample = set(SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"))
     report = ImportReport()
     updates: dict[str, list[int]] = {Label.YES: [], Label.NO: []}
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")  # not splitlines(): line numbers as an editor's
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AnnotationError(f"{path}: cannot read: {exc}") from None
+    try:  # split("\n"), not splitlines(): line numbers as an editor's
+        lines = userfiles.read_text(path, universal_newlines=True).split("\n")
+    except userfiles.UserFileError as exc:
+        raise AnnotationError(f"{exc.where}: cannot read: {exc.message}") from None
     for number, raw in enumerate(lines, start=1):
         fields = raw.split("\t") if "\t" in raw else raw.split()
         if not raw.strip() or raw.startswith("#"):

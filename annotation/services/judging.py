@@ -1,7 +1,7 @@
 """Writes: annotators' judgments (double annotation, SPEC 4.2)."""
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Q
@@ -11,7 +11,10 @@ from annotation.lib.sources import SourceError, check_source
 from annotation.models import Assignment, Item, Judgment, Label
 from annotation.services._locking import lock_waiting
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
+from annotation.services.item_state import settle_after_judgment
+from annotation.services.label_history import record_submitted
 
+_MAX_MS = 2**31 - 1  # the column's range (a hand-out may last longer than 24.8 days in theory)
 _ANSWERS = {"y": Label.YES, "yes": Label.YES, "true": Label.YES, "n": Label.NO, "no": Label.NO, "false": Label.NO}
 
 
@@ -31,15 +34,17 @@ def submit_judgment(
     source_url: str,
     *,
     quote: str = "",
-    time_on_task_ms: int | None = None,
+    client_time_ms: int | None = None,
     request_id: str = "",
     now: datetime | None = None,
 ) -> Judgment:
     """Record ``user``'s answer for an item handed to them; returns the judgment.
 
     Idempotent: a retry (same ``request_id``, or the same answer and source for the same item) returns the
-    judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its expired hand-out went
-    back to the queue), AlreadyJudged (a different answer for an item already judged), InvalidSource.
+    judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its hand-out expired, whether
+    or not it went back to the queue yet), AlreadyJudged (a different answer for an item already judged),
+    InvalidSource. The time on task is measured here, from the hand-out to ``now``; the client's own figure
+    (``client_time_ms``, e.g. the page's visible time) is kept beside it as a hint, never above the server's.
     With the last judgment the item is decided: the same answer -> agreed (origin unanimous); different
     answers -> conflict (adjudication queue); an item carrying a consistency flag goes to adjudication even
     when the answers agree. After the write the judgment is checked for consistency (issue 8,
@@ -77,29 +82,28 @@ def submit_judgment(
             raise NotAssigned(f"item {item.pk} was not handed to {user}")
         if assignment.state != Assignment.State.OPEN:
             raise NotAssigned(f"the hand-out of item {item.pk} to {user} is {assignment.get_state_display()}; ask for new work")
-        if time_on_task_ms is None:
-            time_on_task_ms = max(0, int((now - assignment.handed_out_at).total_seconds() * 1000))
+        if assignment.expires_at <= now:  # expired means closed, before release_expired gets to it too
+            raise NotAssigned(f"the hand-out of item {item.pk} to {user} expired; ask for new work")
+        time_on_task_ms = min(max(0, (now - assignment.handed_out_at) // timedelta(milliseconds=1)), _MAX_MS)
+        if client_time_ms is not None:
+            client_time_ms = min(max(0, int(client_time_ms)), time_on_task_ms)
         judgment = Judgment.objects.create(
             item=locked, user=user, assignment=assignment, answer=answer, source_url=source.url,
             source_domain=source.domain, quote=quote.strip(), given_at=now, time_on_task_ms=time_on_task_ms,
-            request_id=request_id,
+            client_time_ms=client_time_ms, request_id=request_id,
         )
+        record_submitted(judgment, now)
         assignment.state = Assignment.State.DONE
         assignment.closed_at = now
         assignment.save(update_fields=["state", "closed_at"])
         locked.num_judgments += 1
-        # Gold checks are never decided: every annotator answers them and they are scored against gold_answer.
-        if not locked.is_gold and locked.num_judgments >= campaign.judgments_per_item and locked.status in (
-            Item.Status.PENDING, Item.Status.IN_PROGRESS
-        ):
-            answers = {j.answer for j in rows if j.item_id == locked.pk} | {answer}
-            if len(answers) == 1 and not locked.flags:
-                locked.status = Item.Status.AGREED
-                locked.label = answer
-                locked.label_origin = Item.Origin.UNANIMOUS
-            else:
-                locked.status = Item.Status.CONFLICT
+        if locked.status in (Item.Status.PENDING, Item.Status.IN_PROGRESS):
+            settle_after_judgment(locked, campaign.judgments_per_item, [j.answer for j in rows if j.item_id == locked.pk] + [answer])
         locked.save(update_fields=["num_judgments", "status", "label", "label_origin", "updated_at"])
+    if locked.status == Item.Status.AGREED:  # this judgment made the label final: the reward of adaptive orders
+        from annotation.services.judging_order import label_final
+
+        label_final(campaign)
     if not locked.is_gold:
         # Outside the item's transaction: the check locks each item it flags in turn (one lock at a time).
         from annotation.services.consistency import check_judgment

@@ -4,7 +4,7 @@ status ``imported``, origin ``reused``, the label (and the rule, for rule labels
 earlier item), and is never sent to people. Deepening a pool from k=10 to k=20 thus only sends the new
 triples to people.
 
-Which labels count: final labels (unanimous, adjudicated, rule, expert, imported, reused) of non-gold items of
+Which labels count: final labels (unanimous, adjudicated, rule, audit, imported, reused) of non-gold items of
 other campaigns on the same KG. When earlier campaigns disagree on a triple, nothing is reused for it and it
 goes to people (counted in ``conflicting``); the most recent item wins as ``reused_from`` otherwise.
 """

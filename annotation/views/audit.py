@@ -3,6 +3,8 @@ blind (keyboard Y / N like judging): the expert's page shows the triple and its 
 label, its origin or the annotators' answers. Thin: services/audit.py and selectors/audit.py do the work."""
 from __future__ import annotations
 
+from collections import Counter
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,9 +15,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import AuditItem, ExpertReview, Item, Label, Membership, Role
 from annotation.selectors import web
-from annotation.selectors.audit import audit_report
+from annotation.selectors.audit import audit_decisions, audit_report
 from annotation.selectors.templates import item_question
-from annotation.services.audit import draw_audit_sample, next_audit_item, submit_audit
+from annotation.services.audit import apply_expert_labels, draw_audit_sample, next_audit_item, submit_audit
 from annotation.services.errors import AnnotationError, InvalidState, NotAllowed
 from annotation.views._common import managed_campaign, member_campaign, nav_context, public_message
 
@@ -98,6 +100,8 @@ def audit_admin(request: HttpRequest, name: str) -> HttpResponse:
         section="manage_audit", report=report, disagreements=disagreements, form=AuditDrawForm(),
         experts=[{"username": m.user.username, "answered": answered.filter(expert=m.user).count()} for m in experts],
         drawn=AuditItem.objects.filter(campaign=campaign).order_by("position").first(),
+        pending_apply=Counter(decision.outcome for decision in audit_decisions(campaign)),
+        applied=Item.objects.filter(campaign=campaign, label_origin=Item.Origin.AUDIT).count(),
     )
     return render(request, "annotation/manage/audit.html", context)
 
@@ -119,4 +123,18 @@ def audit_draw(request: HttpRequest, name: str) -> HttpResponse:
     else:
         messages.success(request, f"Audit sample drawn: {report.drawn} items ({report.yes} final Y of "
                                   f"{report.available_yes}, {report.no} final N of {report.available_no}).")
+    return redirect("annotation:manage_audit", name=campaign.name)
+
+
+@login_required
+@require_POST
+def audit_apply(request: HttpRequest, name: str) -> HttpResponse:
+    """Make the expert majority labels final (origin audit); the form's confirmation box must be ticked."""
+    campaign = managed_campaign(name, request.user)
+    if request.POST.get("confirm") != "1":
+        messages.error(request, "Tick the confirmation box to replace final labels with the expert labels.")
+        return redirect("annotation:manage_audit", name=campaign.name)
+    report = apply_expert_labels(campaign)
+    messages.success(request, f"{len(report.changed)} final label(s) replaced by the expert majority (origin audit); "
+                              f"{report.confirmed} confirmed, {report.ties} tie(s) kept.")
     return redirect("annotation:manage_audit", name=campaign.name)

@@ -82,7 +82,7 @@ def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
         try:
             submit_judgment(
                 item, request.user, data["answer"], data["source_url"], quote=data["quote"],
-                time_on_task_ms=data["time_on_task_ms"], request_id=data["request_id"],
+                client_time_ms=data["time_on_task_ms"], request_id=data["request_id"],
             )
         except InvalidSource as exc:
             form.add_error("source_url", str(exc))
@@ -139,7 +139,7 @@ def adjudicate_item(request: HttpRequest, name: str, hand_out: int) -> HttpRespo
             adjudicate(item, request.user, form.cleaned_data["label"], form.cleaned_data["reason"])
         except NotAllowed as exc:
             raise PermissionDenied(public_message(exc)) from None
-        except InvalidState as exc:
+        except (InvalidState, NotAssigned) as exc:
             messages.warning(request, public_message(exc))
             return redirect("annotation:adjudicate_next", name=campaign.name)
         except AnnotationError as exc:

@@ -19,8 +19,9 @@ from annotation.models import Item
 from annotation.selectors import web
 from annotation.selectors.agreement import agreement
 from annotation.selectors.filtering import filter_preview
+from annotation.selectors.reference_labels import campaign_reference_labels
 from annotation.selectors.gold import gold_summary, gold_warnings
-from annotation.selectors.templates import campaign_templates, template_preview
+from annotation.selectors.templates import campaign_templates, generated_template, template_preview, template_problem
 from annotation.services.campaigns import add_member, remove_member, set_allowed_domains
 from annotation.services.errors import AnnotationError
 from annotation.services.exports import FORMATS, export_judgments
@@ -28,7 +29,7 @@ from annotation.services.filtering import apply_filter, revert_auto_labels
 from annotation.services.reuse import reused_count
 from annotation.services.templates import reset_template, set_template
 from annotation.views._common import managed_campaign, nav_context
-from pooling.models import Relation
+from pooling.models import PoolEntry, Relation
 
 EXPORT_FILES = {
     "labels": ("labels.tsv", "text/tab-separated-values"),
@@ -39,6 +40,7 @@ EXPORT_FILES = {
     "csv": ("provenance.csv", "text/csv"),
     "labels-origin": ("labels-origin.tsv", "text/tab-separated-values"),
     "qrels-annotator": ("qrels.txt", "text/plain"),
+    "readme": ("README.md", "text/markdown"),
 }
 PER_ANNOTATOR = ("qrels-annotator",)  # formats of one annotator's own answers (?annotator=USERNAME)
 AGREEMENT_GROUPS = (("overall", "Overall"), ("pair", "Per annotator pair"), ("relation", "Per relation"),
@@ -113,12 +115,64 @@ def domains(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def judging_order(request: HttpRequest, name: str) -> HttpResponse:
+    """The campaign's judging order and budget (issue 20), with how much judging is enough so far."""
+    from annotation.forms import JudgingOrderForm
+    from annotation.selectors.judging_progress import order_progress
+    from annotation.services.judging_order import set_judging_order
+
+    campaign = managed_campaign(name, request.user)
+    form = JudgingOrderForm(request.POST or None,
+                            initial={"order": campaign.judging_order, "budget": campaign.item_budget})
+    if request.method == "POST" and form.is_valid():
+        try:
+            set_judging_order(campaign, form.cleaned_data["order"], budget=form.cleaned_data["budget"])
+        except AnnotationError as exc:
+            form.add_error("order", str(exc))
+        else:
+            messages.success(request, "Judging order saved; the queue follows it now.")
+            return redirect("annotation:manage_order", name=campaign.name)
+    return render(request, "annotation/manage/order.html",
+                  _context(request, campaign, form=form, progress=order_progress(campaign)),
+                  status=400 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def simulation(request: HttpRequest, name: str) -> HttpResponse:
+    """The last ``simulate_judging`` of the campaign's sample: summary table and curves; ``?file=`` one of its files."""
+    from django.http import FileResponse, Http404
+
+    from evaluation.services.judging_simulation import SITE_FILES, default_out, load_summary
+
+    campaign = managed_campaign(name, request.user)
+    sample = campaign.pool.sample
+    wanted = request.GET.get("file")
+    if wanted:
+        path = default_out(sample) / wanted
+        if wanted not in SITE_FILES or not path.is_file():
+            raise Http404("no such simulation file")
+        return FileResponse(path.open("rb"), content_type=SITE_FILES[wanted], as_attachment=wanted.endswith(".csv"),
+                            filename=wanted)
+    summary = load_summary(sample)
+    return render(request, "annotation/manage/simulation.html",
+                  _context(request, campaign, summary=summary, sample=sample,
+                           figures=[f for f in SITE_FILES if f.endswith(".png") and (default_out(sample) / f).is_file()]))
+
+
+POSITIVES_SHOWN = 50
+
+
+@login_required
 def filtering(request: HttpRequest, name: str) -> HttpResponse:
     campaign = managed_campaign(name, request.user)
     form = FilterForm(request.GET or None)
     report = None
     if form.is_bound and form.is_valid():
-        report = filter_preview(campaign.pool, form.cleaned_data["rules"], threshold=form.cleaned_data["threshold"])
+        kg = campaign.pool.sample.kg
+        report = filter_preview(campaign.pool, form.cleaned_data["rules"], threshold=form.cleaned_data["threshold"],
+                                type_options=form.type_options(), reference=campaign_reference_labels(kg))
     by_relation = []  # (relation key, [count per rule], any); Counters are flattened for the template
     if report:
         by_relation = [(key, [counter.get(rule, 0) for rule in report.rules], counter.get("any", 0))
@@ -128,7 +182,20 @@ def filtering(request: HttpRequest, name: str) -> HttpResponse:
         request, campaign, form=form if form.is_bound else FilterForm(), report=report, rules=RULES,
         by_relation=by_relation, auto_negative=counts["auto_negative"],
         by_rule=sorted(report.by_rule.items()) if report else [],
+        precision=list(report.precision.values()) if report else [],
+        positives=_rejected_positives(report) if report else [],
+        positives_total=len(report.precision["any"].positives) if report and "any" in report.precision else 0,
     ))
+
+
+def _rejected_positives(report) -> list[dict]:
+    """The labelled-Y entries the rules would reject (the first POSITIVES_SHOWN), with names."""
+    record = report.precision.get("any")
+    if record is None:
+        return []
+    shown = [pk for pk, _triple in record.positives[:POSITIVES_SHOWN]]
+    entries = {e.pk: e for e in PoolEntry.objects.filter(pk__in=shown).select_related("head", "relation", "tail")}
+    return [{"entry": entries[pk], "rules": ", ".join(report.fired.get(pk, ()))} for pk in shown if pk in entries]
 
 
 @login_required
@@ -137,11 +204,12 @@ def filtering_apply(request: HttpRequest, name: str) -> HttpResponse:
     campaign = managed_campaign(name, request.user)
     form = FilterForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose at least one rule and a threshold >= 1.")
+        messages.error(request, "Choose at least one rule, a threshold >= 1, a type support >= 1 and an overlap in [0, 1).")
         return redirect("annotation:manage_filter", name=campaign.name)
-    report = apply_filter(campaign, form.cleaned_data["rules"], threshold=form.cleaned_data["threshold"])
-    messages.success(request, f"Labelled {report.applied} item(s) N automatically; {report.kept} already in "
-                              "human hands were kept.")
+    report = apply_filter(campaign, form.cleaned_data["rules"], threshold=form.cleaned_data["threshold"],
+                          type_options=form.type_options())
+    messages.success(request, f"Labelled {report.applied} item(s) N automatically; {report.extended} automatic "
+                              f"negative(s) now also carry another rule; {report.kept} already in human hands were kept.")
     return redirect("annotation:manage_filter", name=campaign.name)
 
 
@@ -153,8 +221,10 @@ def filtering_revert(request: HttpRequest, name: str) -> HttpResponse:
     if rule is not None and rule not in RULES:
         messages.error(request, f"unknown rule {rule!r}")
         return redirect("annotation:manage_filter", name=campaign.name)
-    count = revert_auto_labels(campaign, rule=rule)
-    messages.success(request, f"{count} automatic label(s) reverted; those items are back in the queue.")
+    result = revert_auto_labels(campaign, rules=[rule] if rule else None)
+    messages.success(request, f"{result.sent_back} automatic label(s) reverted; those items are back in the queue."
+                              + (f" {result.still_covered} stay N: another applied rule still covers them."
+                                 if result.still_covered else ""))
     return redirect("annotation:manage_filter", name=campaign.name)
 
 
@@ -188,12 +258,21 @@ def templates(request: HttpRequest, name: str) -> HttpResponse:
     overridden = set(campaign.templates.values_list("relation_id", flat=True))
     rows = [
         {"relation": r, "text": posted.get(r.pk, texts.get(r.pk, "")), "items": counts.get(r.pk, 0),
-         "override": r.pk in overridden, "error": errors.get(r.pk, "")}
+         "override": r.pk in overridden, "error": errors.get(r.pk, "") or _unusable(r, texts.get(r.pk, ""))}
         for r in Relation.objects.filter(kg=kg).order_by("index")
     ]
     rows.sort(key=lambda row: (-row["items"], row["relation"].index))
     return render(request, "annotation/manage/templates.html", _context(request, campaign, rows=rows),
                   status=400 if errors else 200)
+
+
+def _unusable(relation: Relation, text: str) -> str:
+    """The error shown on a stored template that cannot be used (saved before the strict check)."""
+    problem = template_problem(text)
+    if not problem:
+        return ""
+    return (f"The saved template cannot be used: {problem}. Judges see the generated default "
+            f"“{generated_template(relation)}” until it is fixed.")
 
 
 @login_required

@@ -23,6 +23,24 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray, seg: np.ndarray) -> 
     return running - before_segment[seg]
 
 
+def segment_running_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Inclusive running sum within each segment, added in order as a C loop adds (bit for bit).
+
+    ``segment_cumsum`` subtracts a global running sum and can be a few ulps off; this one loops over
+    positions (as many iterations as the longest segment), vectorised across segments.
+    """
+    out = np.empty(len(values), dtype=np.float64)
+    lengths = np.diff(offsets)
+    running = np.zeros(len(lengths))
+    active = np.flatnonzero(lengths > 0)
+    for position in range(int(lengths.max(initial=0))):
+        active = active[lengths[active] > position]
+        index = offsets[active] + position
+        running[active] += values[index]
+        out[index] = running[active]
+    return out
+
+
 def segment_sum(weights: np.ndarray, seg: np.ndarray, num_segments: int) -> np.ndarray:
     """Per-segment sum as float64 (bincount is the fastest grouped sum numpy has)."""
     # bincount answers int64 when it is given no rows at all, even with float weights: keep the promised dtype.
@@ -38,11 +56,21 @@ def lexicographic_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     import pandas as pd  # local: pandas is only needed on the string paths
 
     codes, uniques = pd.factorize(values, sort=False)
-    uniques = np.asarray(uniques, dtype=object)
-    order = np.argsort(uniques.astype(str), kind="stable")
+    return codes_in_name_order(codes, np.asarray(uniques, dtype=object))
+
+
+def codes_in_name_order(codes: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` into the distinct ``names`` (object array of str) -> codes into the sorted names, and those.
+
+    Sorted as Python lists of str (code-point order, stable), never through a fixed-width unicode array:
+    ``astype(str)`` sizes every name by the longest one (4 bytes a character), so one 1M-character id among a
+    million short ones would ask for 4 TB; list sorting is also faster on many short ids.
+    """
+    values = names.tolist()
+    order = np.fromiter(sorted(range(len(values)), key=values.__getitem__), dtype=np.int64, count=len(values))
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order), dtype=np.int64)
-    return position[codes], uniques[order]
+    return position[np.asarray(codes)], names[order]
 
 
 #: Entries of the dense (query block x document) lookup table used by `match_judgments` (int32).
@@ -173,3 +201,25 @@ def has_duplicate_pairs(query: np.ndarray, doc: np.ndarray, num_docs: int) -> bo
         if np.bincount(lookup).max() > 1:
             return True
     return False
+
+
+def glibc_merge_sort(items: list, compare) -> list:
+    """``items`` in the order glibc's ``qsort`` (a top-down merge sort) leaves them for ``compare``.
+
+    Only differs from any other stable sort when ``compare`` is not a consistent order (NaN scores,
+    trec_eval's integer-truncated gain comparison): then the result depends on the algorithm, and this is
+    the one trec_eval runs on Linux (msort.c: halves of n // 2 and n - n // 2, left wins ties).
+    """
+    if len(items) <= 1:
+        return items
+    half = len(items) // 2
+    left, right = glibc_merge_sort(items[:half], compare), glibc_merge_sort(items[half:], compare)
+    merged, i, j = [], 0, 0
+    while i < len(left) and j < len(right):
+        if compare(left[i], right[j]) <= 0:
+            merged.append(left[i])
+            i += 1
+        else:
+            merged.append(right[j])
+            j += 1
+    return merged + left[i:] + right[j:]

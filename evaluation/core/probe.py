@@ -12,8 +12,10 @@ Conventions decided here (documented because the SPEC leaves them open):
 
 - N = 1 (only the answer is left after filtering): the rank must be 1 and f* = 1 for every alpha (a perfect
   answer); the formulas would give 0/0.
-- A self-loop train triple (a, r, a) "contains" a once: it adds 1 to d(a) and 1 to the (r, a) count, so
-  delta(r|a) stays a proportion in [0, 1]. Consequently sum_a delta(a) = 1 - #self-loops / (2|T_train|).
+- A self-loop train triple (a, r, a) contains a twice, as in the PROBE authors' code: it adds 2 to d(a) and 2
+  to the (r, a) count. So d(a) counts entity occurrences (head and tail slots), sum_a delta(a) = 1 exactly, and
+  delta(r|a) stays a proportion in [0, 1] (both counts grow by 2). Counting it once instead moved PROBE on
+  WN18RR (7 self-loops in train) at beta > 0 by up to 2.2e-5.
 - eps_e / eps_r are the smallest non-zero delta over the *evaluated* queries passed in, not over all
   entities. If every delta of the evaluated queries is zero, eps is set to 1: the weights are then equal
   whatever eps is, so the choice does not change the score.
@@ -82,9 +84,10 @@ def rank_transform(ranks: np.ndarray, num_candidates: np.ndarray, alpha: float) 
 class TrainPopularity:
     """Entity and relation-given-entity popularity counted on the train triples (integer ids).
 
-    ``entity_degree[a]`` = d(a) = number of train triples containing a (head or tail, self-loops once);
-    ``pair_keys``/``pair_counts``: sorted keys a * num_relations + r with the number of train triples of
-    relation r containing a. Stored sparsely: |E| x |R| can be far larger than the number of observed pairs.
+    ``entity_degree[a]`` = d(a) = number of train triples containing a, a self-loop (a, r, a) counting twice
+    (once as head, once as tail); ``pair_keys``/``pair_counts``: sorted keys a * num_relations + r with the
+    number of train triples of relation r containing a, counted the same way. Stored sparsely: |E| x |R| can be
+    far larger than the number of observed pairs.
     """
 
     entity_degree: np.ndarray
@@ -102,9 +105,9 @@ class TrainPopularity:
         if triples.size and triples.min() < 0:
             raise ValueError("ids must be non-negative")
         heads, relations, tails = triples[:, 0], triples[:, 1], triples[:, 2]
-        not_self_loop = heads != tails  # (a, r, a) contains a once
-        entity_occurrences = np.concatenate([heads, tails[not_self_loop]])
-        relation_occurrences = np.concatenate([relations, relations[not_self_loop]])
+        # Every head and every tail slot is one occurrence: (a, r, a) contains a twice (the authors' counting).
+        entity_occurrences = np.concatenate([heads, tails])
+        relation_occurrences = np.concatenate([relations, relations])
         max_entity = int(entity_occurrences.max()) + 1 if entity_occurrences.size else 0
         n_entities = max(num_entities or 0, max_entity)
         n_relations = max(num_relations or 0, int(relations.max()) + 1 if relations.size else 1)

@@ -3,8 +3,10 @@
 Formats (whitespace separated, one judgment / retrieved document per line; blank lines and lines
 starting with ``#`` are skipped):
 
-- qrels: ``qid iter docid rel`` (iter ignored, rel an integer);
-- run:   ``qid Q0 docid rank score tag`` (Q0 and rank ignored, score a float).
+- qrels: ``qid iter docid rel`` (iter ignored; rel read as C's ``atol`` reads it, as trec_eval does:
+  ``1.5`` is 1, ``-0.5`` is 0; a rel that does not start with a number is an error);
+- run:   ``qid Q0 docid rank score tag [anything]`` (Q0, rank and fields after the tag ignored, score a
+  float, ``nan`` and ``inf`` included); the run tag is the last line's, as trec_eval reports it.
 
 Conversion follows trec_eval: a query's documents are ordered by score descending, ties broken by
 docid in *descending* string order (the file's rank column is ignored); queries evaluated are those in
@@ -12,11 +14,14 @@ both files (``complete=True``: every qrels query, as ``trec_eval -c``).
 
 Reading is vectorised (pandas' C parser); when the fast path sees anything wrong it re-reads the file
 line by line to raise a :class:`TrecFormatError` naming the file and the 1-based line.
+
+Files are read as the importers read theirs (:mod:`pooling.engine.userfiles`): regular files only (a FIFO,
+``/dev/zero`` or a directory is refused without blocking), lines of at most 1 MiB, fields (qid, docid, tag,
+...) of at most :data:`MAX_FIELD_CHARS` characters, strict UTF-8; all checked before anything is parsed.
 """
 from __future__ import annotations
 
 import io
-import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -29,10 +34,15 @@ import numpy as np
 import pandas as pd
 
 from evaluation.core._util import (
-    group_rows_by_query, has_duplicate_pairs, lexicographic_codes, match_judgments, offsets_from_counts,
-    trec_order_violations,
+    codes_in_name_order, glibc_merge_sort, group_rows_by_query, has_duplicate_pairs, lexicographic_codes,
+    match_judgments, offsets_from_counts, trec_order_violations,
 )
-from evaluation.core.macro import JudgedRanking
+from evaluation.core.judged_ranking import JudgedRanking
+from pooling.engine import userfiles  # Django-free: regular files only, bounded lines and fields
+
+#: Longest qid / docid / tag (any whitespace-separated field) read from a file, in characters: far above any
+#: real id (URLs as docids included), low enough that no id costs much memory.
+MAX_FIELD_CHARS = 4096
 
 
 class TrecFormatError(ValueError):
@@ -150,9 +160,8 @@ def _scan_qrels(path: Path, data: bytes) -> Qrels:
     for number, fields in _lines(path, data):
         if len(fields) != 4:
             raise TrecFormatError(path, number, f"expected 4 columns 'qid iter docid rel', got {len(fields)}")
-        try:
-            value = int(fields[3])
-        except ValueError:
+        value = relevance_value(fields[3])
+        if value is None:
             raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer") from None
         key = (fields[0], fields[2])
         if key in seen:
@@ -171,15 +180,13 @@ def _scan_run(path: Path, data: bytes) -> Run:
     tag = None
     seen: dict[tuple[str, str], int] = {}
     for number, fields in _lines(path, data):
-        if len(fields) != 6:
+        if len(fields) < 6:  # trec_eval ignores fields after the tag
             raise TrecFormatError(path, number,
                                   f"expected 6 columns 'qid Q0 docid rank score tag', got {len(fields)}")
         try:
             value = float(fields[4])
         except ValueError:
             raise TrecFormatError(path, number, f"score {fields[4]!r} is not a number") from None
-        if math.isnan(value):
-            raise TrecFormatError(path, number, "score is NaN")
         key = (fields[0], fields[2])
         if key in seen:
             raise TrecFormatError(path, number, f"document {fields[2]!r} retrieved twice for query "
@@ -188,16 +195,28 @@ def _scan_run(path: Path, data: bytes) -> Run:
         query.append(fields[0])
         doc.append(fields[2])
         score.append(value)
-        tag = tag or fields[5]
+        tag = fields[5]
     return Run.from_columns(np.array(query, dtype=object), np.array(doc, dtype=object),
                             np.array(score, dtype=np.float64), tag or "run")
 
 
 def _read_bytes(path: Path) -> bytes:
+    """A regular file's bytes (a FIFO, a device or a directory is refused without being read)."""
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise TrecFormatError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+        return userfiles.read_bytes(path)
+    except userfiles.UserFileError as error:
+        message = "No such file or directory" if error.message == "file not found" else error.message
+        raise TrecFormatError(path, None, f"cannot read file: {message}") from None
+
+
+def _checked(path: Path, data: bytes) -> bytes:
+    """``data`` when its lines and fields are within the limits, else TrecFormatError naming the line."""
+    try:
+        userfiles.check_line_lengths(path, data)
+        userfiles.check_field_lengths(path, data, MAX_FIELD_CHARS, "qids, docids and tags")
+    except userfiles.UserFileError as error:
+        raise TrecFormatError(path, error.line, error.message) from None
+    return data
 
 
 def _fast_table(data: bytes, num_columns: int, numeric_column: int) -> pd.DataFrame | None:
@@ -243,17 +262,27 @@ def _fast_table(data: bytes, num_columns: int, numeric_column: int) -> pd.DataFr
 
 def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Codes in lexicographic order of the category names, and the sorted names."""
-    names = np.asarray(column.cat.categories, dtype=object)
-    order = np.argsort(names.astype(str), kind="stable")
-    position = np.empty(len(order), dtype=np.int64)
-    position[order] = np.arange(len(order), dtype=np.int64)
-    return position[column.cat.codes.to_numpy()], names[order]
+    return codes_in_name_order(column.cat.codes.to_numpy(), np.asarray(column.cat.categories, dtype=object))
 
 
-def read_qrels(path: str | Path) -> Qrels:
-    """Read a qrels file (``qid iter docid rel``). Raises TrecFormatError."""
+_RELEVANCE = re.compile(r"[+-]?(\d+)?")
+
+
+def relevance_value(text: str) -> int | None:
+    """A qrels relevance as trec_eval's ``atol`` reads it (``2.9`` is 2, ``1e+8`` is 1, ``.5`` is 0), or
+    None when the field does not start with a number (trec_eval would silently read 0)."""
+    match = _RELEVANCE.match(text)
+    digits = match.group(1)
+    if digits is None and not re.match(r"[+-]?\.\d", text):
+        return None
+    return int(match.group(0)) if digits is not None else 0
+
+
+def read_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
+    """Read a qrels file (``qid iter docid rel``); ``data`` instead of the file's content (then ``path``
+    only names it in errors). Raises TrecFormatError."""
     path = Path(path)
-    data = _read_bytes(path)
+    data = _checked(path, _read_bytes(path) if data is None else data)
     table = _fast_table(data, 4, numeric_column=3)
     if table is None or not pd.api.types.is_integer_dtype(table[3]):
         return _scan_qrels(path, data)
@@ -264,17 +293,18 @@ def read_qrels(path: str | Path) -> Qrels:
     return Qrels(query_names, doc_names, query, doc, table[3].to_numpy(np.int64))
 
 
-def read_run(path: str | Path) -> Run:
-    """Read a run file (``qid Q0 docid rank score tag``). Raises TrecFormatError."""
+def read_run(path: str | Path, data: bytes | None = None) -> Run:
+    """Read a run file (``qid Q0 docid rank score tag``); ``data`` instead of the file's content (e.g.
+    stdin; then ``path`` only names it in errors). Raises TrecFormatError."""
     path = Path(path)
-    data = _read_bytes(path)
+    data = _checked(path, _read_bytes(path) if data is None else data)
     table = _fast_table(data, 6, numeric_column=4)
     if (table is None or not pd.api.types.is_numeric_dtype(table[4])
-            or pd.api.types.is_bool_dtype(table[4]) or table[4].isna().any()):
+            or pd.api.types.is_bool_dtype(table[4])):
         return _scan_run(path, data)
     query, query_names = _categorical_codes(table[0])
     doc, doc_names = _categorical_codes(table[2])
-    tag = str(table[5].iloc[0]) if len(table) else "run"
+    tag = str(table[5].iloc[-1]) if len(table) else "run"
     run = Run(query_names, doc_names, query, doc, table[4].to_numpy(np.float64), tag)
     if run.has_duplicates():
         return _scan_run(path, data)  # raises with the line number
@@ -322,15 +352,43 @@ def _trec_ordered_segments(
     is_start = np.zeros(len(query), dtype=bool)
     is_start[starts] = True
     bad_rows = trec_order_violations(is_start, score, doc)
-    if len(bad_rows):
+    nan_rows = np.flatnonzero(np.isnan(score))
+    if len(bad_rows) or len(nan_rows):
         segment = np.cumsum(is_start) - 1
+        nan_segment = np.zeros(len(starts), dtype=bool)
+        nan_segment[segment[nan_rows]] = True
         bad_segment = np.zeros(len(starts), dtype=bool)
         bad_segment[segment[bad_rows]] = True
+        bad_segment &= ~nan_segment
         rows = np.flatnonzero(bad_segment[segment])
         order = np.lexsort((-doc[rows], -score[rows], segment[rows]))
         doc = doc.copy()
         doc[rows] = doc[rows[order]]  # sorting within segments keeps every row in its segment
+        for index in np.flatnonzero(nan_segment):
+            rows = np.arange(offsets[index], offsets[index + 1])
+            doc[rows] = _order_with_nan(doc[rows], score[rows])
     return query, doc, offsets, segment_query
+
+
+def _order_with_nan(doc: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """One query's docs in the order trec_eval (built with glibc) gives a ranking with NaN scores.
+
+    A NaN score compares neither higher nor lower than any score, so trec_eval's comparator falls back to
+    the docno for it and the order is whatever its qsort -- glibc's merge sort -- makes of the docs it
+    reads in docno order. That sort is replayed here (a NaN is not "last" or "first": it sits among
+    the others by docno).
+    """
+    start = np.argsort(doc, kind="stable")
+
+    def compare(a: tuple[float, int], b: tuple[float, int]) -> int:
+        if a[0] > b[0]:
+            return -1
+        if a[0] < b[0]:
+            return 1
+        return (b[1] > a[1]) - (b[1] < a[1])  # docno descending
+
+    ranked = glibc_merge_sort(list(zip(score[start].tolist(), doc[start].tolist())), compare)
+    return np.array([code for _, code in ranked], dtype=doc.dtype)
 
 
 def _recode(names: np.ndarray, union: np.ndarray, codes: np.ndarray) -> np.ndarray:

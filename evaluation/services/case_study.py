@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.services.result import DEFINITIONS_VERSION
 from pooling.models import KnowledgeGraph, Pool, Sample, System
 
 ProgressFn = Callable[[str, int, int], None]
@@ -440,7 +441,7 @@ def evaluation_fingerprint(config: CaseStudyConfig, sample: Sample, pool: Pool, 
         "sample": sample.pk, "pool": [pool.pk, pool.finished_at], "labels": [str(config.judgments), stat.st_size,
                                                                                 stat.st_mtime_ns],
         "systems": [[s.pk, system_fingerprint(s, sample)] for s in systems],
-        "analyses": config.analyses, "figures": config.figures, "version": 1,
+        "analyses": config.analyses, "figures": config.figures, "version": DEFINITIONS_VERSION,
     })
 
 

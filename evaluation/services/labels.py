@@ -66,11 +66,13 @@ class JudgmentsFile:
         from pooling.selectors.kg import kg_relation_keys
         from pooling.selectors.pools import entity_keys
 
+        from pooling.engine import userfiles
+
         path = Path(self.path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LabelError(f"{path}: cannot read file: {exc}") from None
+        try:  # a regular file (a FIFO would block), bounded lines
+            text = userfiles.read_text(path, universal_newlines=True)
+        except userfiles.UserFileError as exc:
+            raise LabelError(f"{exc.where}: cannot read file: {exc.message}") from None
         entities = {key: index for index, key in enumerate(entity_keys(kg))}
         relations = {key: index for index, key in enumerate(kg_relation_keys(kg))}
         rows: list[tuple[int, int, int]] = []

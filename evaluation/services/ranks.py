@@ -1,26 +1,22 @@
-"""Scores and filtered ranks of every judged entity of a sample's questions, per system, cached in storage.
+"""Scores and filtered ranks of every judged entity of the evaluated questions, per system, cached in storage.
 
-One engine pass per (system, sample) ranks the *universe* of each question: every entity labelled by any label
-set in use plus the question's test answers, against the macro filter (train + valid answers, SPEC 5.3). It keeps,
-per (question, entity): ``greater``, ``ties``, ``num_candidates`` and the entity's own score (read from the same
-score tensor, at least float32). Every label set's ranks follow from these without scoring again:
+Every system is ranked the same way, whichever way it entered (``evaluation.services.scores``: a model, a kept
+score matrix or kept run entries): one engine pass per (system, sample) ranks the *universe* of each question --
+every entity labelled by any label set in use plus the question's test answers -- against the macro filter (train +
+valid answers, SPEC 5.3). It keeps, per (question, entity): ``greater``, ``ties``, ``num_candidates`` and the
+entity's own score (read from the same score tensor, at least float32). Every label set's ranks follow from these
+without scoring again:
 
-- macro rank (filter train + valid) = the stored rank;
+- macro rank (filter train + valid) = the stored rank; an entity scored -inf (not in a run) is not retrieved;
 - micro rank (filter train + valid + test + the label set's positives, SPEC 5.2): the extra filtered entities
   X = (test answers + positives) - (train + valid answers) - {a} are all in the universe with their scores, so
   greater -= #{x in X: s_x > s_a}, ties -= #{x in X: s_x == s_a}, num_candidates -= |X|.
 
-Cache: ``evaluation/ranks/sample-<id>/system-<id>.npz`` with a fingerprint of the model (checkpoint file, size,
-mtime) or imported ranking file. A later evaluation scores only the (question, entity) pairs not cached yet, and
-nothing at all (no torch import) when every pair is cached.
-
-Imported systems (TREC runs: filtered top-k plus the ranks of the sample's answers) have no scores outside their
-top-k. Their *virtual score row* holds the stored top-k scores, each retrieved sample answer placed where its rank
-says (equal to the tied top-k score, or half-way between its neighbours), and -inf for everything else. So an
-entity outside the run is *not retrieved*: for macro metrics its rank is infinite (num_ret = the run's length, as
-trec_eval); for micro metrics and PROBE it ranks below every retrieved candidate, tied with all other unretrieved
-ones (the realistic tie rank; the same convention as the run import). Test answers outside the sample are not in
-a run, so they are unretrieved there as well.
+Questions are the sample's and the completion questions of the label sets (``pooling.selectors.questions``), so
+the cache is keyed by question (side, relation, anchor), not by row: ``evaluation/ranks/sample-<id>/system-<id>.npz``
+with the fingerprint of the score source (checkpoint or kept scores file: name, size, mtime). A later evaluation
+scores only the (question, entity) pairs not cached yet, and nothing at all (no torch import) when every pair is
+cached. Per question the cache also keeps whether the system scored it and its ranking's length (runs).
 """
 from __future__ import annotations
 
@@ -30,33 +26,41 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.services.errors import EvaluationError
+from evaluation.services.scores import SystemScores, has_scores, system_scores
 from pooling.engine.questions import Questions, Ragged, known_answers
-from pooling.models import Ranking, Sample, System
+from pooling.models import Sample, System
 from pooling.storage import load_arrays, save_arrays, storage_path
+
+__all__ = ["EvaluationError", "JudgedRanks", "can_evaluate", "judged_ranks", "macro_filter", "system_fingerprint",
+           "union_universe"]
 
 TiePolicy = str
 ProgressFn = Callable[[str, int, int], None]
-
-
-class EvaluationError(Exception):
-    """An evaluation could not run (no ranking for an imported system, bad options...)."""
+CACHE_VERSION = 2  # 1: keyed by question row, imported systems from virtual score rows
 
 
 @dataclass(frozen=True)
 class JudgedRanks:
-    """Per (question, entity) of the universe, sorted by key = question row * E + entity."""
+    """Ranks of (question, entity) pairs of one system, seen from the rows of one list of questions.
+
+    Pair arrays are sorted by pair key = question key * E + entity; ``row_keys`` gives each row's question key.
+    """
 
     keys: np.ndarray  # int64 (n,)
     greater: np.ndarray  # int64
     ties: np.ndarray  # int64
     num_candidates: np.ndarray  # int64
-    score: np.ndarray  # float64 (NaN already -inf)
-    num_retrieved: np.ndarray  # int64 (Q,): run length per question; -1 = everything ranked (trained)
+    score: np.ndarray  # float64 (NaN already -inf; -inf = not scored / not retrieved)
+    row_keys: np.ndarray  # int64 (Q,)
+    num_retrieved: np.ndarray  # int64 (Q,): length of the run after the macro filter; -1 = everything ranked
+    scored: np.ndarray  # bool (Q,): the system has scores for the question
     num_entities: int
 
     def lookup(self, rows: np.ndarray, entities: np.ndarray) -> np.ndarray:
         """Positions of the (question row, entity) pairs; KeyError if one is missing."""
-        wanted = np.asarray(rows, dtype=np.int64) * self.num_entities + np.asarray(entities, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        wanted = self.row_keys[rows] * self.num_entities + np.asarray(entities, dtype=np.int64)
         if wanted.size == 0:
             return np.zeros(0, dtype=np.int64)
         if self.keys.size == 0:
@@ -81,35 +85,55 @@ class JudgedRanks:
         return self.score[position] > -np.inf
 
 
+@dataclass(frozen=True)
+class _Cache:
+    """The cache file's arrays: pairs by pair key, questions by question key (both sorted)."""
+
+    keys: np.ndarray
+    greater: np.ndarray
+    ties: np.ndarray
+    num_candidates: np.ndarray
+    score: np.ndarray
+    question_keys: np.ndarray
+    num_retrieved: np.ndarray
+    scored: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "_Cache":
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z, z, z, np.zeros(0), z, z, np.zeros(0, dtype=bool))
+
+    def merge(self, new: "_Cache") -> "_Cache":
+        order = np.argsort(np.concatenate([self.keys, new.keys]), kind="stable")
+        pairs = [np.concatenate([a, b])[order] for a, b in (
+            (self.keys, new.keys), (self.greater, new.greater), (self.ties, new.ties),
+            (self.num_candidates, new.num_candidates), (self.score, new.score))]
+        keep = ~np.isin(self.question_keys, new.question_keys)
+        question_keys = np.concatenate([self.question_keys[keep], new.question_keys])
+        q_order = np.argsort(question_keys, kind="stable")
+        questions = [np.concatenate([a[keep], b])[q_order] for a, b in (
+            (self.question_keys, new.question_keys), (self.num_retrieved, new.num_retrieved),
+            (self.scored, new.scored))]
+        return _Cache(*pairs, *questions)
+
+    def question_meta(self, row_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        position = np.minimum(np.searchsorted(self.question_keys, row_keys), max(self.question_keys.size - 1, 0))
+        if self.question_keys.size == 0 or not np.all(self.question_keys[position] == row_keys):
+            raise KeyError("a question has no coverage")
+        return self.num_retrieved[position], self.scored[position]
+
+
 def cache_file(system: System, sample: Sample) -> str:
     return f"evaluation/ranks/sample-{sample.pk}/system-{system.pk}.npz"
 
 
 def system_fingerprint(system: System, sample: Sample) -> str:
-    """What the cached scores depend on: the checkpoint (trained) or the stored ranking (imported)."""
-    if system.origin == System.Origin.TRAINED and system.checkpoint_file:
-        relative = system.checkpoint_file
-        kind = "trained"
-    else:
-        ranking = Ranking.objects.filter(system=system, sample=sample).first()
-        if ranking is None:
-            raise EvaluationError(f"system {system.name!r} has no checkpoint and no ranking on sample {sample.name!r}")
-        relative = ranking.ranking_file
-        kind = "imported"
-    path = storage_path(relative)
-    try:
-        stat = path.stat()
-    except OSError:
-        raise EvaluationError(f"system {system.name!r}: file {relative} is missing") from None
-    return f"{kind}:{relative}:{stat.st_size}:{stat.st_mtime_ns}"
+    """What the cached ranks depend on: the checkpoint (trained) or the kept scores file (imported)."""
+    return system_scores(system, sample).fingerprint
 
 
 def can_evaluate(system: System, sample: Sample) -> bool:
-    if system.kg_id != sample.kg_id or system.status != System.Status.READY:
-        return False
-    if system.origin == System.Origin.TRAINED and system.checkpoint_file:
-        return True
-    return Ranking.objects.filter(system=system, sample=sample).exists()
+    return has_scores(system, sample)
 
 
 def macro_filter(kg_arrays: dict[str, np.ndarray], questions: Questions) -> Ragged:
@@ -117,32 +141,18 @@ def macro_filter(kg_arrays: dict[str, np.ndarray], questions: Questions) -> Ragg
     return known_answers(questions, kg_arrays["train"], kg_arrays["valid"])
 
 
-def _empty(num_questions: int, num_entities: int) -> JudgedRanks:
-    z = np.zeros(0, dtype=np.int64)
-    return JudgedRanks(z, z, z, z, np.zeros(0), np.full(num_questions, -1, dtype=np.int64), num_entities)
-
-
-def _load_cache(relative: str, fingerprint: str, num_questions: int, num_entities: int) -> JudgedRanks | None:
+def _load_cache(relative: str, fingerprint: str, num_entities: int) -> _Cache | None:
     if not storage_path(relative).exists():
         return None
     try:
         data = load_arrays(relative)
+        if int(data.get("version", 1)) != CACHE_VERSION or str(data["fingerprint"]) != fingerprint \
+                or int(data["num_entities"]) != num_entities:
+            return None
+        return _Cache(data["keys"], data["greater"], data["ties"], data["num_candidates"], data["score"],
+                      data["question_keys"], data["num_retrieved"], data["scored"].astype(bool))
     except (OSError, ValueError, KeyError):
         return None
-    if str(data["fingerprint"]) != fingerprint or len(data["num_retrieved"]) != num_questions \
-            or int(data["num_entities"]) != num_entities:
-        return None
-    return JudgedRanks(data["keys"], data["greater"], data["ties"], data["num_candidates"], data["score"],
-                       data["num_retrieved"], num_entities)
-
-
-def _merge(old: JudgedRanks, new: JudgedRanks) -> JudgedRanks:
-    keys = np.concatenate([old.keys, new.keys])
-    order = np.argsort(keys, kind="stable")
-    pick = lambda a, b: np.concatenate([a, b])[order]  # noqa: E731
-    return JudgedRanks(keys[order], pick(old.greater, new.greater), pick(old.ties, new.ties),
-                       pick(old.num_candidates, new.num_candidates), pick(old.score, new.score),
-                       new.num_retrieved, old.num_entities)
 
 
 class _ScoreRecorder:
@@ -178,102 +188,29 @@ class _ScoreRecorder:
         return out
 
 
-def _virtual_rows(ranking_data: dict[str, np.ndarray], rows: np.ndarray, num_entities: int) -> np.ndarray:
-    """(len(rows), E) float64 virtual scores of an imported system (see the module doc)."""
-    offsets = ranking_data["target_offsets"]
-    values, greater, ties = ranking_data["target_values"], ranking_data["greater"], ranking_data["ties"]
-    num_candidates = ranking_data["num_candidates"]
-    matrix = np.full((rows.size, num_entities), -np.inf)
-    for local, row in enumerate(rows.tolist()):
-        entities = ranking_data["topk_entities"][row]
-        scores = ranking_data["topk_scores"][row].astype(np.float64)
-        valid = entities >= 0
-        entities, scores = entities[valid], scores[valid]
-        n_ret = entities.size
-        matrix[local, entities] = scores
-        for j in range(int(offsets[row]), int(offsets[row + 1])):
-            g, t, n = int(greater[j]), int(ties[j]), int(num_candidates[j])
-            missing = g >= n_ret and t == n - 1 - n_ret  # tied with every unretrieved candidate
-            if missing or n_ret == 0:
-                continue
-            if t > 0 and g < n_ret:
-                value = scores[g]
-            elif g == 0:
-                value = scores[0] + 1.0
-            elif g >= n_ret:
-                value = scores[n_ret - 1] - 1.0
-            else:
-                value = (scores[g - 1] + scores[g]) / 2.0
-            matrix[local, values[j]] = value
-    return matrix
+def _score_pairs(source: SystemScores, questions: Questions, tv_filter: Ragged, targets: Ragged, row_keys: np.ndarray,
+                 *, device: str | None, batch_size: int, progress: ProgressFn | None) -> _Cache:
+    """One engine pass over the rows of ``targets`` that have any (rows aligned with ``questions``)."""
+    from pooling.engine.ranking import rank  # torch
 
-
-def _num_retrieved(ranking_data: dict[str, np.ndarray], questions_count: int) -> np.ndarray:
-    """Length of each imported run: retrieved candidates + retrieved sample answers."""
-    n_ret = (ranking_data["topk_entities"] >= 0).sum(axis=1).astype(np.int64)
-    offsets = ranking_data["target_offsets"]
-    rows = np.repeat(np.arange(questions_count), np.diff(offsets))
-    missing = (ranking_data["greater"] >= n_ret[rows]) & (ranking_data["ties"] == ranking_data["num_candidates"] - 1 - n_ret[rows])
-    answered = np.bincount(rows[~missing & (n_ret[rows] > 0)], minlength=questions_count)
-    return n_ret + answered
-
-
-def _rank_targets(system: System, sample: Sample, questions: Questions, filter_sets: Ragged, targets: Ragged, *,
-                  device: str | None, batch_size: int, progress: ProgressFn | None) -> tuple[JudgedRanks, np.ndarray]:
-    """Engine pass for ``targets`` (rows aligned with ``questions``); returns ranks and per-question run length."""
-    from pooling.engine.ranking import rank, score_fn_from_matrix  # torch
-
-    kg = sample.kg
-    num_entities = kg.num_entities
+    num_entities = source.num_entities
     rows_with = np.flatnonzero(targets.lengths > 0)
-    greater = np.zeros(targets.nnz, dtype=np.int64)
-    ties = np.zeros(targets.nnz, dtype=np.int64)
-    num_candidates = np.zeros(targets.nnz, dtype=np.int64)
-    scores = np.full(targets.nnz, np.nan)
-    name = f"score {system.name}"
-    if system.origin == System.Origin.TRAINED and system.checkpoint_file:
-        from pooling.kge import model_score_fn, resolve_device
-        from pooling.services.systems import load_system_model
-
-        resolved = str(resolve_device(device))
-        model = load_system_model(system, device=resolved)
-        sub_questions, sub_filter, sub_targets = questions.take(rows_with), filter_sets.take(rows_with), targets.take(rows_with)
-        recorder = _ScoreRecorder(model_score_fn(model), sub_questions, sub_targets, num_entities, max(kg.num_relations, 1))
-        result = rank(recorder, sub_questions, num_entities=num_entities, filter=sub_filter, targets=sub_targets,
-                      k=1, batch_size=batch_size, device=resolved,
-                      progress=(lambda d, t: progress(name, d, t)) if progress else None)
-        greater, ties, num_candidates, scores = result.greater, result.ties, result.num_candidates, recorder.scores
-        num_retrieved = np.full(len(questions), -1, dtype=np.int64)
-        keys = sub_targets.row_ids()
-        keys = rows_with[keys] * num_entities + sub_targets.values
-    else:
-        ranking = Ranking.objects.filter(system=system, sample=sample).first()
-        if ranking is None:
-            raise EvaluationError(f"imported system {system.name!r} has no ranking on sample {sample.name!r}")
-        data = load_arrays(ranking.ranking_file)
-        num_retrieved = _num_retrieved(data, len(questions))
-        parts = []
-        chunk = 256
-        for start in range(0, rows_with.size, chunk):
-            rows = rows_with[start:start + chunk]
-            matrix = _virtual_rows(data, rows, num_entities)
-            sub_targets = targets.take(rows)
-            part = rank(score_fn_from_matrix(matrix), questions.take(rows), num_entities=num_entities,
-                        filter=filter_sets.take(rows), targets=sub_targets, k=1, batch_size=batch_size)
-            local = sub_targets.row_ids()
-            parts.append((rows[local] * num_entities + sub_targets.values, part.greater, part.ties,
-                          part.num_candidates, matrix[local, sub_targets.values]))
-            if progress:
-                progress(name, min(start + chunk, rows_with.size), rows_with.size)
-        if parts:
-            keys, greater, ties, num_candidates, scores = (np.concatenate(x) for x in zip(*parts))
-        else:
-            keys = np.zeros(0, dtype=np.int64)
-    scores = np.where(np.isnan(scores), -np.inf, scores)
+    sub_questions, sub_filter, sub_targets = questions.take(rows_with), tv_filter.take(rows_with), targets.take(rows_with)
+    resolved = source.device(device)
+    recorder = _ScoreRecorder(source.score_fn(device), sub_questions, sub_targets, num_entities, source.num_relations)
+    name = f"score {source.system.name}"
+    result = rank(recorder, sub_questions, num_entities=num_entities, filter=sub_filter, targets=sub_targets, k=1,
+                  batch_size=batch_size, device=resolved,
+                  progress=(lambda d, t: progress(name, d, t)) if progress else None)
+    scored, num_retrieved = source.coverage(sub_questions, sub_filter)
+    keys = row_keys[rows_with][sub_targets.row_ids()] * num_entities + sub_targets.values
+    scores = np.where(np.isnan(recorder.scores), -np.inf, recorder.scores)
     order = np.argsort(keys, kind="stable")
-    ranks = JudgedRanks(keys[order], greater[order].astype(np.int64), ties[order].astype(np.int64),
-                        num_candidates[order].astype(np.int64), scores[order], num_retrieved, num_entities)
-    return ranks, num_retrieved
+    q_keys = row_keys[rows_with]
+    q_order = np.argsort(q_keys, kind="stable")
+    return _Cache(keys[order], result.greater[order].astype(np.int64), result.ties[order].astype(np.int64),
+                  result.num_candidates[order].astype(np.int64), scores[order], q_keys[q_order],
+                  num_retrieved[q_order].astype(np.int64), scored[q_order].astype(bool))
 
 
 def judged_ranks(
@@ -290,30 +227,40 @@ def judged_ranks(
 ) -> JudgedRanks:
     """Ranks/scores of every (question, entity) of ``universe`` for ``system``, from the cache where possible.
 
-    ``stats`` (if given) receives ``computed`` and ``cached``: the number of pairs scored now / reused.
+    ``filter_sets`` is the macro filter of ``questions``. ``stats`` (if given) receives ``computed`` and
+    ``cached``: the number of pairs scored now / reused.
     """
-    num_entities = sample.kg.num_entities
-    fingerprint = system_fingerprint(system, sample)
+    source = system_scores(system, sample)
+    num_entities, num_relations = source.num_entities, source.num_relations
+    if 2 * num_relations * num_entities * float(num_entities) >= 2.0 ** 63:
+        raise EvaluationError(f"{sample.kg.name} is too large for the rank cache's int64 keys")
+    row_keys = questions.keys(num_entities, num_relations)
     relative = cache_file(system, sample)
-    cached = _load_cache(relative, fingerprint, len(questions), num_entities)
-    wanted_keys = universe.row_ids() * num_entities + universe.values
-    if cached is None:
-        cached = _empty(len(questions), num_entities)
-    have = np.isin(wanted_keys, cached.keys)
-    missing_rows, missing_values = universe.row_ids()[~have], universe.values[~have]
+    cache = _load_cache(relative, source.fingerprint, num_entities) or _Cache.empty()
+    wanted_keys = row_keys[universe.row_ids()] * num_entities + universe.values
+    have = np.isin(wanted_keys, cache.keys)
     if stats is not None:
-        stats["computed"] = stats.get("computed", 0) + int(missing_values.size)
+        stats["computed"] = stats.get("computed", 0) + int((~have).sum())
         stats["cached"] = stats.get("cached", 0) + int(have.sum())
-    if missing_values.size == 0:
-        return cached
-    missing = Ragged.from_pairs(missing_rows, missing_values, len(questions))
-    new, _num_retrieved = _rank_targets(system, sample, questions, filter_sets, missing, device=device,
-                                        batch_size=batch_size, progress=progress)
-    merged = _merge(cached, new)
-    save_arrays(relative, keys=merged.keys, greater=merged.greater, ties=merged.ties,
-                num_candidates=merged.num_candidates, score=merged.score, num_retrieved=merged.num_retrieved,
-                num_entities=np.int64(num_entities), fingerprint=np.array(fingerprint))
-    return merged
+    if not have.all():
+        missing = Ragged.from_pairs(universe.row_ids()[~have], universe.values[~have], len(questions))
+        new = _score_pairs(source, questions, filter_sets, missing, row_keys, device=device, batch_size=batch_size,
+                           progress=progress)
+        cache = cache.merge(new)
+        save_arrays(relative, keys=cache.keys, greater=cache.greater, ties=cache.ties,
+                    num_candidates=cache.num_candidates, score=cache.score, question_keys=cache.question_keys,
+                    num_retrieved=cache.num_retrieved, scored=cache.scored, num_entities=np.int64(num_entities),
+                    fingerprint=np.array(source.fingerprint), version=np.int64(CACHE_VERSION))
+    try:
+        num_retrieved, scored = cache.question_meta(row_keys)
+    except KeyError:  # a question without any pair to rank (none in the universe): nothing of it is evaluated
+        num_retrieved = np.full(len(questions), -1, dtype=np.int64)
+        scored = np.ones(len(questions), dtype=bool)
+        known = np.isin(row_keys, cache.question_keys)
+        if known.any():
+            num_retrieved[known], scored[known] = cache.question_meta(row_keys[known])
+    return JudgedRanks(cache.keys, cache.greater, cache.ties, cache.num_candidates, cache.score, row_keys,
+                       num_retrieved, scored, num_entities)
 
 
 def union_universe(questions: Questions, test_triples: np.ndarray, *label_triples: np.ndarray) -> Ragged:

@@ -9,15 +9,19 @@ optionally, entity and relation metadata in the formats of the public KGC datase
 - CoDEx `entity2types.json`, `types.json` and `relations.json` (also looked for under `en/`).
 
 Every problem is reported as a `KGFormatError` naming the file and the 1-based line, before anything is
-written anywhere: the reader returns plain data and the caller imports it in one transaction.
+written anywhere: the reader returns plain data and the caller imports it in one transaction. Files are read
+through `pooling.engine.userfiles` (regular files only, bounded lines and JSON); keys and types longer than the
+database columns (`FieldLimits`) are refused with their line instead of failing the write.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from pooling.engine import userfiles
+from pooling.engine.userfiles import shown
 
 SPLITS = ("train", "valid", "test")
 
@@ -30,6 +34,15 @@ class KGFormatError(ValueError):
         super().__init__(f"{where}: {message}")
         self.path = str(path)
         self.line = line
+
+
+@dataclass(frozen=True)
+class FieldLimits:
+    """Longest keys and type names the database stores (the importer passes the model fields' lengths)."""
+
+    entity_key: int = 255
+    relation_key: int = 500
+    type_name: int = 255
 
 
 @dataclass
@@ -97,19 +110,16 @@ _CONVENTIONAL_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-def read_lines(path: Path) -> list[str]:
-    """The file's lines without line endings (LF or CRLF), as strict UTF-8."""
+def read_lines(path: Path, *, max_line_bytes: int = userfiles.MAX_LINE_BYTES,
+               max_bytes: int | None = None) -> list[str]:
+    """The file's lines without line endings (LF or CRLF), as strict UTF-8 (a regular file of at most
+    ``max_bytes``, lines of at most ``max_line_bytes``)."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise KGFormatError(path, None, "file not found") from None
-    except OSError as exc:
-        raise KGFormatError(path, None, f"cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise KGFormatError(path, line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+        raw = userfiles.read_bytes(path, max_bytes=max_bytes)
+        userfiles.check_line_lengths(path, raw, max_line_bytes=max_line_bytes)
+        text = userfiles.decode_utf8(path, raw)
+    except userfiles.UserFileError as exc:
+        raise KGFormatError(exc.path, exc.line, exc.message) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     nul = text.find("\x00")
@@ -128,15 +138,26 @@ def split_fields(line: str) -> list[str]:
     return line.split()
 
 
-def read_triple_file(path: Path) -> list[tuple[str, str, str, int]]:
+def _check_key(path: Path, number: int, key: str, what: str, limit: int) -> None:
+    if len(key) > limit:
+        raise KGFormatError(path, number, f"{what} {shown(key)} is {len(key):,} characters long; "
+                                          f"{what}s are at most {limit}")
+
+
+def read_triple_file(path: Path, limits: FieldLimits = FieldLimits()) -> list[tuple[str, str, str, int]]:
     """(head, relation, tail, line number) for every non-blank line."""
     rows = []
+    entity_limit, relation_limit = limits.entity_key, limits.relation_key
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue
         parts = split_fields(line)
         if len(parts) != 3 or not all(parts):
             raise KGFormatError(path, number, f"expected 3 columns (head relation tail), found {len(parts)}")
+        if len(parts[0]) > entity_limit or len(parts[2]) > entity_limit or len(parts[1]) > relation_limit:
+            for key, what, limit in ((parts[0], "entity key", entity_limit), (parts[1], "relation key", relation_limit),
+                                     (parts[2], "entity key", entity_limit)):
+                _check_key(path, number, key, what, limit)
         rows.append((parts[0], parts[1], parts[2], number))
     if not rows:
         raise KGFormatError(path, None, "the split is empty")
@@ -155,25 +176,44 @@ def read_keyed_table(path: Path, min_columns: int, what: str) -> dict[str, tuple
             raise KGFormatError(path, number, f"expected at least {min_columns} tab-separated columns ({what})")
         key = parts[0]
         if key in table:
-            raise KGFormatError(path, number, f"duplicate entry {key!r} (first on line {table[key][1]})")
+            raise KGFormatError(path, number, f"duplicate entry {shown(key)} (first on line {table[key][1]})")
         table[key] = (parts[1:], number)
     return table
 
 
 def read_json_object(path: Path) -> dict:
-    text = "\n".join(read_lines(path))
+    """A JSON object (at most userfiles.MAX_JSON_BYTES, one long line allowed); strings holding NUL or lone
+    surrogates (which the database cannot store) are refused where they are used, see :func:`_json_text`."""
+    limit = userfiles.MAX_JSON_BYTES
+    text = "\n".join(read_lines(path, max_line_bytes=limit, max_bytes=limit))
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KGFormatError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+        data = userfiles.read_json(path, text)
+    except userfiles.UserFileError as exc:
+        raise KGFormatError(exc.path, exc.line, exc.message) from None
     if not isinstance(data, dict):
         raise KGFormatError(path, 1, "expected a JSON object keyed by id")
     return data
 
 
-def read_vocab(path: Path) -> list[str]:
-    """First column of each non-blank line; duplicates are errors."""
-    return list(read_keyed_table(path, 1, "one id per line"))
+def _json_text(path: Path, key: str, value: object, limit: int | None = None) -> str:
+    """``str(value)`` of a JSON entry, cut to ``limit``; NUL characters and lone surrogates (from ``\\u0000`` /
+    ``\\ud800`` escapes) are refused: neither PostgreSQL text nor UTF-8 can hold them."""
+    text = str(value)
+    if "\x00" in text:
+        raise KGFormatError(path, None, f"entry {shown(key)} holds a NUL character (\\u0000)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise KGFormatError(path, None, f"entry {shown(key)} holds a lone surrogate (not valid Unicode)") from None
+    return text if limit is None else text[:limit]
+
+
+def read_vocab(path: Path, what: str = "entity key", limit: int = FieldLimits.entity_key) -> list[str]:
+    """First column of each non-blank line; duplicates and keys longer than ``limit`` are errors."""
+    table = read_keyed_table(path, 1, "one id per line")
+    for key, (_columns, number) in table.items():
+        _check_key(path, number, key, what, limit)
+    return list(table)
 
 
 def resolve_metadata(folder: Path, files: MetadataFiles) -> dict[str, Path | None]:
@@ -181,11 +221,11 @@ def resolve_metadata(folder: Path, files: MetadataFiles) -> dict[str, Path | Non
     for attr, names in _CONVENTIONAL_NAMES.items():
         explicit = getattr(files, attr)
         if explicit is not None:
-            if not Path(explicit).is_file():
+            if not Path(explicit).exists():  # other kinds (FIFO, directory...) are refused by the reader
                 raise KGFormatError(explicit, None, "file not found")
             resolved[attr] = Path(explicit)
             continue
-        resolved[attr] = next((folder / name for name in names if (folder / name).is_file()), None)
+        resolved[attr] = next((folder / name for name in names if (folder / name).exists()), None)
     return resolved
 
 
@@ -193,17 +233,18 @@ def _index(keys: list[str]) -> dict[str, int]:
     return {key: index for index, key in enumerate(keys)}
 
 
-def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
+def read_kg(folder: Path | str, files: MetadataFiles | None = None, limits: FieldLimits = FieldLimits()) -> KGData:
     """Parse a dataset folder; raises KGFormatError on the first problem found."""
     folder = Path(folder)
     files = files or MetadataFiles()
     if not folder.is_dir():
         raise KGFormatError(folder, None, "dataset folder not found")
 
-    raw_splits = {split: read_triple_file(folder / f"{split}.txt") for split in SPLITS}
+    raw_splits = {split: read_triple_file(folder / f"{split}.txt", limits) for split in SPLITS}
 
-    entity_vocab = read_vocab(files.entity_vocab) if files.entity_vocab else None
-    relation_vocab = read_vocab(files.relation_vocab) if files.relation_vocab else None
+    entity_vocab = read_vocab(files.entity_vocab, "entity key", limits.entity_key) if files.entity_vocab else None
+    relation_vocab = (read_vocab(files.relation_vocab, "relation key", limits.relation_key)
+                      if files.relation_vocab else None)
     if entity_vocab is not None:
         entity_keys = entity_vocab
     else:
@@ -224,7 +265,7 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
                 encoded[position] = (entity_index[head], relation_index[relation], entity_index[tail])
             except KeyError:
                 unknown = next(
-                    f"{kind} {key!r}"
+                    f"{kind} {shown(key)}"
                     for kind, key, vocab in (
                         ("entity", head, entity_index),
                         ("relation", relation, relation_index),
@@ -253,33 +294,42 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
                 continue
             entities[key].name = columns[0][:500]
     if located["wikidata"]:
-        for key, record in read_json_object(located["wikidata"]).items():
+        path = located["wikidata"]
+        for key, record in read_json_object(path).items():
             if key not in entities:
                 unused += 1
                 continue
             if not isinstance(record, dict):
-                raise KGFormatError(located["wikidata"], None, f"entry {key!r} is not an object")
+                raise KGFormatError(path, None, f"entry {shown(key)} is not an object")
             info = entities[key]
-            info.name = info.name or str(record.get("label") or "")[:500]
-            info.description = str(record.get("description") or "")
-            info.wikidata_id = str(record.get("wikidata_id") or "")[:32]
-            info.url = str(record.get("wikipedia") or "")[:500]
+            info.name = info.name or _json_text(path, key, record.get("label") or "", 500)
+            info.description = _json_text(path, key, record.get("description") or "")
+            info.wikidata_id = _json_text(path, key, record.get("wikidata_id") or "", 32)
+            info.url = _json_text(path, key, record.get("wikipedia") or "", 500)
     if located["entity_types"]:
-        for key, types in read_json_object(located["entity_types"]).items():
+        path = located["entity_types"]
+        for key, types in read_json_object(path).items():
             if key not in entities:
                 unused += 1
                 continue
             if not isinstance(types, list):
-                raise KGFormatError(located["entity_types"], None, f"types of {key!r} are not a list")
-            entities[key].types = [str(type_id) for type_id in types]
+                raise KGFormatError(path, None, f"types of {shown(key)} are not a list")
+            entities[key].types = [_json_text(path, key, type_id) for type_id in types]
     if located["type_labels"]:
-        for key, record in read_json_object(located["type_labels"]).items():
-            type_labels[key] = str(record.get("label", "") if isinstance(record, dict) else record)
+        path = located["type_labels"]
+        for key, record in read_json_object(path).items():
+            label = record.get("label", "") if isinstance(record, dict) else record
+            type_labels[_json_text(path, key, key)] = _json_text(path, key, label)
     if located["relation_types"]:
-        for key, (columns, line) in read_keyed_table(located["relation_types"], 3, "relation domain range").items():
+        path = located["relation_types"]
+        for key, (columns, line) in read_keyed_table(path, 3, "relation domain range").items():
             if key not in relations:
                 unused += 1
                 continue
+            for type_name in columns[:2]:
+                if len(type_name) > limits.type_name:
+                    raise KGFormatError(path, line, f"type {shown(type_name)} is {len(type_name):,} characters "
+                                                    f"long; types are at most {limits.type_name}")
             relations[key].domain_type, relations[key].range_type = columns[0], columns[1]
     if located["relation_text"]:
         for key, (columns, _line) in read_keyed_table(located["relation_text"], 2, "relation text").items():
@@ -293,8 +343,9 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None) -> KGData:
                 unused += 1
                 continue
             if isinstance(record, dict):
-                relations[key].text = relations[key].text or str(record.get("label") or "")[:500]
-                relations[key].description = str(record.get("description") or "")
+                path = located["relation_labels"]
+                relations[key].text = relations[key].text or _json_text(path, key, record.get("label") or "", 500)
+                relations[key].description = _json_text(path, key, record.get("description") or "")
     for key, info in entities.items():
         info.name = info.name or key
     return KGData(entity_keys, relation_keys, splits, entities, relations, type_labels, duplicates, unused)

@@ -1,7 +1,9 @@
 """Save and load trained models: state_dict plus JSON-serialisable config and metrics.
 
 The file is a plain ``torch.save`` of a dict holding only tensors and JSON types, so it loads with
-``weights_only=True`` (no pickled code is executed when a checkpoint is opened).
+``weights_only=True`` (no pickled code is executed when a checkpoint is opened). The container is checked first
+(:func:`pooling.kge.torch_files.check_torch_archive`): a TorchScript archive or anything but a ``torch.save`` zip
+is refused with one line before ``torch.load`` sees it.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import torch
 
 from .models import KGCModel, build_model
+from .torch_files import TorchFileError, check_torch_archive
 from .training import TrainingConfig, resolve_device
 
 FORMAT_VERSION = 1
@@ -53,11 +56,18 @@ def load_checkpoint(path: str | os.PathLike[str], device: str | torch.device | N
                     ) -> tuple[KGCModel, TrainingConfig, dict[str, Any]]:
     """Rebuild the model saved at ``path`` on ``device`` (default: CUDA if available, else CPU).
 
-    Returns ``(model in eval mode, TrainingConfig, metrics)``.
+    Returns ``(model in eval mode, TrainingConfig, metrics)``. Raises :class:`TorchFileError` (a ``ValueError``,
+    one line naming the file) for anything that is not such a checkpoint.
     """
-    payload = torch.load(Path(path), map_location="cpu", weights_only=True)
-    if payload.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{path}: unsupported checkpoint format {payload.get('format_version')!r}")
+    check_torch_archive(path)
+    try:
+        payload = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except Exception as exc:  # weights_only refuses the pickle, unknown opcode...
+        detail = " ".join(str(exc).split())[:300]
+        raise TorchFileError(f"{path}: not a kgpool checkpoint ({type(exc).__name__}: {detail})") from None
+    if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
+        version = payload.get("format_version") if isinstance(payload, dict) else None
+        raise TorchFileError(f"{path}: not a kgpool checkpoint (format {version!r})")
     model = build_model(payload["architecture"], payload["num_entities"], payload["num_relations"],
                         **payload["model_hparams"])
     model.load_state_dict(payload["state_dict"])

@@ -12,9 +12,11 @@ Two PyKEEN outputs are understood:
   ``training_triples/{entity,relation}_to_id.tsv.gz``. The pickle records the architecture and every option,
   which are all checked.
 
-Neither file is unpickled for real: :func:`load_pickle` rebuilds tensors and plain containers and turns every
-other class or function the pickle names into an inert :class:`Opaque` placeholder that only records what it
-was given. No code from the file runs and pykeen need not be installed.
+Neither file is given to ``torch.load`` nor unpickled for real: :mod:`pooling.kge.torch_files` refuses anything
+but a plain ``torch.save`` archive (TorchScript archives, whose loading runs code, included), rebuilds tensors
+and plain containers itself and turns every other class or function the pickle names into an inert
+:class:`Opaque` placeholder that only records what it was given. No code from the file runs and pykeen need not
+be installed.
 
 Only interaction functions that map *exactly* onto ours are converted (same scores, up to float rounding):
 TransE (p = 1 or 2), RotatE, DistMult, ComplEx, RESCAL, and ConvE / TuckER trained with inverse triples
@@ -29,23 +31,20 @@ non-square kernel, representations with a normaliser or dropout applied when sco
 """
 from __future__ import annotations
 
-import _compat_pickle
 import csv
 import gzip
 import math
 import os
-import pickle
-import zipfile
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from .torch_files import Opaque, TorchFileError, read_torch_archive
 
 FORMAT = "pykeen"
 
@@ -86,142 +85,14 @@ class ForeignCheckpointError(ValueError):
     """A file could not be read or does not map exactly onto a kgpool model; the message names the file."""
 
 
-# ------------------------------------------------------------------------------------ inert unpickling
-class Opaque:
-    """Placeholder for a class or function named in a pickle: records the arguments and state it was given."""
-
-    qualname: ClassVar[str] = "?"
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Opaque:
-        obj = super().__new__(cls)
-        obj.args, obj.kwargs, obj.state, obj.items = args, kwargs, None, []
-        return obj
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __setstate__(self, state: Any) -> None:
-        self.state = state
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Opaque:  # an opaque function's result is opaque too
-        return _opaque_class(self.qualname + "()")(*args, **kwargs)
-
-    # list- and dict-like pickles (APPENDS / SETITEMS) just record their items
-    def append(self, item: Any) -> None:
-        self.items.append(item)
-
-    def extend(self, items: Any) -> None:
-        self.items.extend(items)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.items.append((key, value))
-
-    def __repr__(self) -> str:
-        return f"<opaque {self.qualname}>"
-
-    @property
-    def attributes(self) -> dict[str, Any]:
-        """The object's ``__dict__`` as pickled (the first half of a ``(dict, slots)`` state)."""
-        state = self.state[0] if isinstance(self.state, tuple) and len(self.state) == 2 else self.state
-        return state if isinstance(state, dict) else {}
-
-
-_OPAQUE_CLASSES: dict[str, type[Opaque]] = {}
-
-
-def _opaque_class(qualname: str) -> type[Opaque]:
-    cls = _OPAQUE_CLASSES.get(qualname)
-    if cls is None:
-        cls = _OPAQUE_CLASSES[qualname] = type(qualname.rsplit(".", 1)[-1], (Opaque,), {"qualname": qualname})
-    return cls
-
-
-def _opaque_getattr(obj: Any, name: str, *default: Any) -> Any:
-    """``builtins.getattr`` as a pickle may use it: only on placeholders, giving another placeholder."""
-    if isinstance(obj, type) and issubclass(obj, Opaque) or isinstance(obj, Opaque):
-        return _opaque_class(f"{obj.qualname}.{name}")
-    raise pickle.UnpicklingError(f"refused getattr on {type(obj).__name__}")
-
-
-def _numpy_dtype(spec: Any, *args: Any) -> Any:
-    """``numpy.dtype`` for plain number / string dtypes (label maps may hold numpy strings); else a placeholder."""
-    if isinstance(spec, str) and spec[:1] in ("b", "i", "u", "f", "c", "U", "S") and spec[1:].isdigit():
-        return np.dtype(spec)
-    return _opaque_class("numpy.dtype")(spec, *args)
-
-
-def _numpy_scalar(dtype: Any, data: Any = None) -> Any:
-    """A numpy scalar of a plain dtype from its raw bytes (e.g. a ``numpy.str_`` label); else a placeholder."""
-    if isinstance(dtype, np.dtype) and dtype.kind in "biufcUS" and isinstance(data, bytes) \
-            and len(data) == dtype.itemsize:
-        return np.frombuffer(data, dtype=dtype)[0]
-    return _opaque_class("numpy.scalar")(dtype, data)
-
-
-def _latin1_bytes(text: Any, encoding: str = "utf-8") -> Any:
-    """``_codecs.encode`` as protocol-2 pickles use it for bytes (``encode(str, "latin1")``)."""
-    if isinstance(text, str) and encoding in ("latin1", "latin-1"):
-        return text.encode("latin1")
-    return _opaque_class("_codecs.encode")(text, encoding)
-
-
-_SAFE_GLOBALS: dict[tuple[str, str], Any] = {
-    ("_codecs", "encode"): _latin1_bytes,
-    ("numpy", "dtype"): _numpy_dtype,
-    ("numpy.core.multiarray", "scalar"): _numpy_scalar, ("numpy._core.multiarray", "scalar"): _numpy_scalar,
-    ("collections", "OrderedDict"): OrderedDict,
-    ("builtins", "getattr"): _opaque_getattr,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "tuple"): tuple,
-    ("builtins", "list"): list, ("builtins", "dict"): dict, ("builtins", "complex"): complex,
-    ("builtins", "slice"): slice, ("builtins", "range"): range,
-    ("torch", "Size"): torch.Size, ("torch", "device"): torch.device,
-    ("torch._utils", "_rebuild_tensor"): torch._utils._rebuild_tensor,
-    ("torch._utils", "_rebuild_tensor_v2"): torch._utils._rebuild_tensor_v2,
-    ("torch._utils", "_rebuild_parameter"): torch._utils._rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): torch._utils._rebuild_parameter_with_state,
-}
-
-
-class _InertUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        # python 2 names (torch saves with protocol 2), mapped as pickle.Unpickler.find_class does (fix_imports)
-        if (module, name) in _compat_pickle.NAME_MAPPING:
-            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
-        if (module, name) in _SAFE_GLOBALS:
-            return _SAFE_GLOBALS[(module, name)]
-        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
-            return getattr(torch, name)
-        return _opaque_class(f"{module}.{name}")
-
-
-def _inert_load(file: Any, **kwargs: Any) -> Any:
-    return _InertUnpickler(file, **kwargs).load()
-
-
-_INERT_PICKLE = SimpleNamespace(__name__="kgpool_inert_pickle", Unpickler=_InertUnpickler, load=_inert_load)
-
-
+# ------------------------------------------------------------------------------------ reading the file
 def load_pickle(path: Path) -> Any:
-    """``torch.load`` of ``path`` on the CPU with every non-tensor class replaced by an :class:`Opaque`."""
-    if not path.is_file():
-        raise ForeignCheckpointError(f"{path}: no such file")
-    what = f"{path}: cannot read it as a PyTorch file saved by PyKEEN"
+    """The object ``torch.save`` wrote at ``path``, read without running anything from it (see
+    :mod:`pooling.kge.torch_files`): tensors and plain containers are real, other classes :class:`Opaque`."""
     try:
-        with open(path, "rb") as stream:
-            zipped = stream.read(4) == b"PK\x03\x04"  # torch.save's format; older files are plain pickles
-        if zipped:
-            with zipfile.ZipFile(path) as archive:
-                broken = archive.testzip()
-            if broken is not None:
-                raise zipfile.BadZipFile(f"bad CRC in {broken}")
-    except (zipfile.BadZipFile, EOFError, OSError):
-        raise ForeignCheckpointError(f"{what} (the file is truncated or corrupt)") from None
-    try:
-        return torch.load(path, map_location="cpu", weights_only=False, pickle_module=_INERT_PICKLE)
-    except Exception as exc:  # not a torch file, unknown opcode...
-        raise ForeignCheckpointError(f"{what} ({type(exc).__name__}: {exc})") from None
+        return read_torch_archive(path)
+    except TorchFileError as exc:
+        raise ForeignCheckpointError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------------------ module trees

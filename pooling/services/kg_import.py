@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 from django.db import transaction
 
-from pooling.engine.kgfiles import SPLITS, KGData, MetadataFiles, read_kg
+from pooling.engine.kgfiles import SPLITS, FieldLimits, KGData, MetadataFiles, read_kg
 from pooling.models import Entity, KnowledgeGraph, Relation, Triple
-from pooling.storage import save_arrays
+from pooling.services.names import checked_name, fit
+from pooling.storage import remove_file, save_arrays
 
 # (stage, done, total): lets a command draw a progress bar without the service knowing about terminals.
 ProgressFn = Callable[[str, int, int], None]
@@ -36,19 +37,36 @@ def import_kg(
     progress: ProgressFn = _no_progress,
 ) -> KnowledgeGraph:
     """Parse the dataset folder, then write it in one transaction (all or nothing)."""
+    checked_name("knowledge graph", name, KGImportError)
     existing = KnowledgeGraph.objects.filter(name=name).first()
     if existing is not None and not replace:
         raise KGImportError(f"a knowledge graph named {name!r} already exists (use --replace to overwrite it)")
     if existing is not None:
         _refuse_replacing_used_kg(existing)
     progress("reading files", 0, 1)
-    data = read_kg(folder, files)
+    data = read_kg(folder, files, _database_limits())
     progress("reading files", 1, 1)
-    with transaction.atomic():
-        if existing is not None:
-            _delete_kg(existing)
-        kg = _write_kg(name, str(Path(folder).resolve()), description, data, progress)
+    written: list[str] = []
+    try:
+        with transaction.atomic():
+            if existing is not None:
+                _delete_kg(existing)
+            kg = _write_kg(name, fit(str(Path(folder).resolve()), "KnowledgeGraph", "source"), description, data,
+                           progress, written)
+    except BaseException:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
+        for relative in written:
+            remove_file(relative)
+        raise
     return kg
+
+
+def _database_limits() -> FieldLimits:
+    """The key and type lengths the tables hold: longer ones are refused by the reader, with their line."""
+    return FieldLimits(
+        entity_key=Entity._meta.get_field("key").max_length,
+        relation_key=Relation._meta.get_field("key").max_length,
+        type_name=min(Relation._meta.get_field(f).max_length for f in ("domain_type", "range_type")),
+    )
 
 
 def _refuse_replacing_used_kg(kg: KnowledgeGraph) -> None:
@@ -67,7 +85,8 @@ def _delete_kg(kg: KnowledgeGraph) -> None:
     kg.delete()
 
 
-def _write_kg(name: str, source: str, description: str, data: KGData, progress: ProgressFn) -> KnowledgeGraph:
+def _write_kg(name: str, source: str, description: str, data: KGData, progress: ProgressFn,
+              written: list[str]) -> KnowledgeGraph:
     counts = data.counts
     kg = KnowledgeGraph.objects.create(
         name=name,
@@ -109,6 +128,7 @@ def _write_kg(name: str, source: str, description: str, data: KGData, progress: 
             done += stop - start
             progress("triples", done, total)
 
-    kg.arrays_file = save_arrays(f"kg/{kg.pk}-{kg.name}/triples.npz", **data.splits)
+    written.append(f"kg/{kg.pk}-{kg.name}/triples.npz")
+    kg.arrays_file = save_arrays(written[-1], **data.splits)
     kg.save(update_fields=["arrays_file"])
     return kg

@@ -14,17 +14,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from celery import chord, signature
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from pooling import task_names
+from pooling.engine import userfiles
 from pooling.engine.questions import HEAD, TAIL
+from pooling.engine.userfiles import shown
 from pooling.models import KnowledgeGraph, Pool, PoolChunk, PoolEntry, PoolHit, Sample, System
 from pooling.selectors.kg import kg_relation_keys
 from pooling.selectors.pools import (
     entity_keys, entity_pks, question_filter, relation_pks, sample_questions, sample_test_indices,
 )
+from pooling.services.names import checked_name, fit
 from pooling.storage import load_arrays, save_arrays, storage_path
 
 ProgressFn = Callable[[str, int, int], None]
@@ -49,8 +54,9 @@ def create_pool(
 ) -> Pool:
     """The pool of ``systems`` at ``depth`` on ``sample``; an existing pool of that name is returned when it has
     the same systems and depth (so asking twice for the same pool is idempotent), else PoolError."""
-    if depth < 1:
-        raise PoolError("the pool depth must be at least 1")
+    if not 1 <= depth <= sample.kg.num_entities:  # a rank is at most the number of entities
+        raise PoolError(f"the pool depth must be between 1 and the {sample.kg.num_entities} entities of "
+                        f"{sample.kg.name}, got {depth}")
     if not systems:
         raise PoolError("a pool needs at least one system")
     for system in systems:
@@ -58,7 +64,7 @@ def create_pool(
             raise PoolError(f"system {system.name!r} belongs to {system.kg.name}, the sample to {sample.kg.name}")
         if system.status != System.Status.READY:
             raise PoolError(f"system {system.name!r} is not ready (status {system.status})")
-    name = name or default_pool_name(depth, systems)
+    name = checked_name("pool", name or default_pool_name(depth, systems), PoolError)
     chunk_size = chunk_size or getattr(settings, "KGPOOL_POOL_CHUNK_QUESTIONS", DEFAULT_CHUNK_SIZE)
     with transaction.atomic():
         pool = Pool.objects.filter(sample=sample, name=name).first()
@@ -108,16 +114,27 @@ def prepare_pool_build(pool: Pool, *, force: bool = False) -> bool:
     return True
 
 
-def start_pool_build(pool: Pool, *, force: bool = False) -> bool:
+def start_pool_build(pool: Pool, *, force: bool = False, robust: bool = False) -> bool:
     """Build the pool on Celery workers: one ranking task per (system, chunk) on the GPU queue, merged by a chord
-    callback, dispatched once the current transaction commits. False when the pool is already done."""
+    callback, dispatched once the current transaction commits. False when the pool is already done. ``robust``:
+    an error of the dispatch (or of the build itself, when tasks run in-process) is logged, not raised: the pool
+    records it (the API answers with the pool's status)."""
     if not prepare_pool_build(pool, force=force):
         return False
-    from pooling.tasks import dispatch_pool_build
-
     pool_id = pool.pk
-    transaction.on_commit(lambda: dispatch_pool_build(pool_id, force=force))
+    transaction.on_commit(lambda: dispatch_pool_build(pool_id, force=force), robust=robust)
     return True
+
+
+def dispatch_pool_build(pool_id: int, *, force: bool = False) -> None:
+    """Send the pool's chunk tasks and the merge callback (called from transaction.on_commit), by task name."""
+    header = [signature(task_names.RANK_POOL_CHUNK, args=(pool_id, system_id, index))
+              for system_id, index in pool_tasks(Pool.objects.get(pk=pool_id))]
+    if not header:  # nothing to rank: the merge alone (its first argument stands for the chunks' results)
+        signature(task_names.MERGE_POOL, args=(None, pool_id), kwargs={"force": force}).delay()
+        return
+    merge = signature(task_names.MERGE_POOL, args=(pool_id,), kwargs={"force": force})
+    chord(header)(merge.on_error(signature(task_names.POOL_BUILD_FAILED, kwargs={"pool_id": pool_id})))
 
 
 def build_pool_now(pool: Pool, *, force: bool = False, device: str | None = None,
@@ -308,6 +325,14 @@ def import_pool(
     from pooling.services.samples import SampleError, create_sample, read_sample_file
 
     pool_path, sample_path = Path(pool_path), Path(sample_path)
+    if sample_name is not None:
+        checked_name("sample", sample_name, PoolError)
+    if name is not None:
+        checked_name("pool", name, PoolError)
+    max_depth = max(kg.num_entities, 1)  # a rank is at most the number of entities
+    if depth is not None and not 1 <= depth <= max_depth:
+        raise PoolError(f"the pool depth must be between 1 and the {kg.num_entities} entities of {kg.name}, "
+                        f"got {depth}")
     try:
         indices = np.unique(read_sample_file(kg, sample_path))
     except SampleError as exc:
@@ -339,11 +364,11 @@ def import_pool(
     seen: dict[tuple[int, int, int], int] = {}
     skipped_known = 0
     try:
-        # split on line ends only (read_text turns \r\n and \r into \n): str.splitlines() also splits on
-        # \x1c, \x85, \u2028..., and the line numbers of the errors would no longer be the editor's
-        lines = pool_path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PoolError(f"{pool_path}: cannot read file: {exc}") from None
+        # split on line ends only (\r\n and \r become \n): str.splitlines() also splits on \x1c, \x85,
+        # \u2028..., and the line numbers of the errors would no longer be the editor's
+        lines = userfiles.read_text(pool_path, universal_newlines=True).split("\n")
+    except userfiles.UserFileError as exc:
+        raise PoolError(f"{exc.where}: cannot read file: {exc.message}") from None
     for number, raw in enumerate(lines, start=1):
         fields = raw.split("\t") if "\t" in raw else raw.split()
         fields = [field.strip() for field in fields]
@@ -357,26 +382,29 @@ def import_pool(
         if len(fields) >= 4:
             if fields[3] in ("", "-"):
                 entry_depth = None
-            elif fields[3].isdigit():
-                entry_depth = int(fields[3])
-                if entry_depth < 1:
-                    raise PoolError(f"{pool_path}:{number}: depth must be at least 1")
+            elif fields[3].isascii() and fields[3].isdigit():  # not str.isdigit() alone: '²' is a digit too
+                entry_depth = int(fields[3]) if len(fields[3]) <= 12 else max_depth + 1
+                if not 1 <= entry_depth <= max_depth:
+                    raise PoolError(f"{pool_path}:{number}: depth {shown(fields[3])} is not between 1 and the "
+                                    f"{kg.num_entities} entities of {kg.name}")
             elif len(fields) == 4:
                 system_field = fields[3]
             else:
-                raise PoolError(f"{pool_path}:{number}: depth {fields[3]!r} is not a positive integer or '-'")
+                raise PoolError(f"{pool_path}:{number}: depth {shown(fields[3])} is not a positive integer or '-'")
         if len(fields) == 5:
             system_field = fields[4]
         system_names = list(dict.fromkeys(s.strip() for s in system_field.split(",") if s.strip() and s.strip() != "-"))
         for system_name in system_names:
-            if slugify(system_name) != system_name:
-                raise PoolError(f"{pool_path}:{number}: system name {system_name!r} must be a slug")
+            try:
+                checked_name("system", system_name, PoolError)
+            except PoolError as exc:
+                raise PoolError(f"{pool_path}:{number}: {exc}") from None
         if h_key not in entities:
-            raise PoolError(f"{pool_path}:{number}: unknown entity {h_key!r}")
+            raise PoolError(f"{pool_path}:{number}: unknown entity {shown(h_key)}")
         if t_key not in entities:
-            raise PoolError(f"{pool_path}:{number}: unknown entity {t_key!r}")
+            raise PoolError(f"{pool_path}:{number}: unknown entity {shown(t_key)}")
         if r_key not in relations:
-            raise PoolError(f"{pool_path}:{number}: unknown relation {r_key!r}")
+            raise PoolError(f"{pool_path}:{number}: unknown relation {shown(r_key)}")
         h, r, t = entities[h_key], relations[r_key], entities[t_key]
         if (h, r, t) in seen:
             raise PoolError(f"{pool_path}:{number}: ({h_key}, {r_key}, {t_key}) is listed twice (first on line {seen[(h, r, t)]})")
@@ -399,7 +427,7 @@ def import_pool(
     with transaction.atomic():
         if sample is None:
             sample = create_sample(kg, name=sample_name, method=Sample.Method.FILE, seed=None, indices=indices,
-                                   source=str(sample_path.resolve()))
+                                   source=fit(str(sample_path.resolve()), "Sample", "source"))
         systems = {system.name: system for system in System.objects.filter(kg=kg, name__in=all_names)}
         for system_name in all_names:
             if system_name not in systems:
@@ -409,7 +437,7 @@ def import_pool(
                 )
         pool = Pool.objects.create(
             sample=sample, name=name, depth=depth, origin=Pool.Origin.IMPORTED, status=Pool.Status.DONE,
-            source=str(pool_path.resolve()), started_at=timezone.now(), finished_at=timezone.now(),
+            source=fit(str(pool_path.resolve()), "Pool", "source"), started_at=timezone.now(), finished_at=timezone.now(),
         )
         pool.systems.set(list(systems.values()))
         question_pks = list(sample.questions.order_by("position").values_list("pk", flat=True))

@@ -7,18 +7,22 @@ torch is imported lazily (the ranking engine needs it).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import transaction
-from django.utils.text import slugify
 
+from pooling.engine import userfiles
+from pooling.engine.npzfiles import ArrayFile, StoredArray, load_checked
 from pooling.engine.questions import Ragged
-from pooling.models import Ranking, Sample, System
+from pooling.engine.userfiles import UserFileError, shown
+from pooling.models import Entity, Ranking, Sample, System
 from pooling.selectors.pools import SampleQuestions, entity_keys, question_filter, ranking_result, sample_questions
-from pooling.storage import save_arrays, storage_path
+from pooling.services.names import checked_name
+from pooling.storage import remove_file, save_arrays
 
 if TYPE_CHECKING:  # pragma: no cover
     from pooling.engine.ranking import RankingResult
@@ -157,40 +161,68 @@ def rank_system(
 RUN_CHUNK = 256
 
 
-def import_run(sample: Sample, path: Path | str, *, name: str, description: str = "") -> System:
+def import_run(sample: Sample, path: Path | str, *, name: str, description: str = "",
+               questions_path: Path | str | None = None) -> System:
     """Import a TREC run (``qid Q0 entity rank score tag``) on the sample's questions as a system + ranking.
 
     qids are the sample's question ids (``head<N>`` / ``tail<N>``), entities the KG's entity keys. As in
     trec_eval the rank column is ignored and entities are ordered by score. Known triples (train + valid +
     test) are removed from the candidates exactly as for trained systems; a target answer missing from the run
-    ranks below every retrieved candidate, tied with all other unretrieved ones. Validation happens before any
-    write; the system row and ranking file are written together (the file is removed again if the write fails).
+    ranks below every retrieved candidate, tied with all other unretrieved ones. Scores: NaN and +inf are
+    refused (with the line); a line scored -inf means "not retrieved", exactly like a missing line, and is
+    counted in the system's ``config["unretrieved_lines"]`` (with the first such line) so the command reports
+    it. ``questions_path`` (the campaign's ``questions`` export, ``qid<TAB>entity<TAB>relation``) names questions
+    beyond the sample that the run also answers (the other side of positive pool triples, ranked by the completed
+    micro metrics). The run's entries are kept as given (``Ranking.scores_file``, see
+    ``pooling.services.imported_scores``): evaluation ranks from them. Validation happens before any write; the
+    system row, ranking and scores files are written together (the files are removed again if the write fails).
     """
-    from evaluation.core.trec import TrecFormatError, read_run
+    from pooling.services.imported_scores import read_questions_file, run_arrays, sample_only
+
     from pooling.engine.ranking import rank, score_fn_from_matrix
 
     path = Path(path)
     kg = sample.kg
     name = _new_system_name(kg, name, RunImportError)
-    try:
-        run = read_run(path)
-    except TrecFormatError as exc:
-        raise RunImportError(str(exc)) from None
+    run = _read_run_file(path)
     if len(run) == 0:
         raise RunImportError(f"{path}: the run is empty")
+    refused = np.isposinf(run.score) | np.isnan(run.score)  # the TREC reader takes both, as trec_eval does
+    if refused.any():
+        first = int(np.flatnonzero(refused)[0])
+        qid, doc = str(run.query_names[run.query[first]]), str(run.doc_names[run.doc[first]])
+        value = "NaN" if np.isnan(run.score[first]) else "+inf"
+        raise RunImportError(f"{path}:{_line_of_pair(path, qid, doc)}: score {value} (of {shown(doc)} for {qid}) is "
+                             "refused: scores must be finite (-inf marks an entity as not retrieved)")
+    unretrieved = np.isneginf(run.score)
+    unretrieved_report: dict[str, Any] = {}
+    if unretrieved.any():
+        first = int(np.flatnonzero(unretrieved)[0])
+        qid, doc = str(run.query_names[run.query[first]]), str(run.doc_names[run.doc[first]])
+        unretrieved_report = {"unretrieved_lines": int(unretrieved.sum()),
+                              "first_unretrieved_line": _line_of_pair(path, qid, doc)}
+        if unretrieved.all():
+            raise RunImportError(f"{path}: every line of the run scores -inf (not retrieved): nothing to import")
     sq = sample_questions(sample)
-    row_of = {qid: row for row, qid in enumerate(sq.qids)}
+    asked = (read_questions_file(Path(questions_path), sample, sq, RunImportError)[0] if questions_path is not None
+             else sample_only(sq))
+    row_of = asked.row_of()
     index_of = {key: index for index, key in enumerate(entity_keys(kg))}
     query_rows = np.array([row_of.get(str(q), -1) for q in run.query_names], dtype=np.int64)
     doc_entities = np.array([index_of.get(str(d), -1) for d in run.doc_names], dtype=np.int64)
     if (query_rows < 0).any():
         bad = str(run.query_names[int(np.flatnonzero(query_rows < 0)[0])])
-        raise RunImportError(f"{path}:{_line_of(path, 0, bad)}: query {bad!r} is not a question of sample "
-                             f"{sample.name} (its qids are head0.., tail0..)")
+        raise RunImportError(f"{path}:{_line_of(path, 0, bad)}: query {shown(bad)} is not a question of sample "
+                             f"{sample.name} (its qids are head0.., tail0..; questions beyond the sample need a "
+                             "questions file, the campaign's questions export)")
     if (doc_entities < 0).any():
         bad = str(run.doc_names[int(np.flatnonzero(doc_entities < 0)[0])])
-        raise RunImportError(f"{path}:{_line_of(path, 2, bad)}: entity {bad!r} is not an entity of {kg.name}")
-    rows, entities, scores = query_rows[run.query], doc_entities[run.doc], run.score
+        raise RunImportError(f"{path}:{_line_of(path, 2, bad)}: entity {shown(bad)} is not an entity of {kg.name}")
+    retrieved = ~unretrieved  # -inf lines are left out: not retrieved, as if absent
+    rows, entities, scores = query_rows[run.query[retrieved]], doc_entities[run.doc[retrieved]], run.score[retrieved]
+    kept = run_arrays(asked, rows, entities, scores)
+    in_sample = rows < len(sq)  # the ranking (pooling) covers the sample's questions
+    rows, entities, scores = rows[in_sample], entities[in_sample], scores[in_sample]
 
     filter_sets = question_filter(kg, sq.questions)
     num_entities, num_questions = kg.num_entities, len(sq)
@@ -212,9 +244,26 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
                     filter=filter_sets.take(chunk_rows), targets=sq.answers.take(chunk_rows), k=k)
         parts.append(_drop_unscored(part))  # -inf: not in the run
     result = concat_results(parts)
-    return _store_imported(sample, name, result,
-                           {"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name,
-                            "description": description})
+    config = {"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name, "description": description,
+              **unretrieved_report}
+    if questions_path is not None:
+        config["questions_file"] = str(Path(questions_path).resolve())
+    return _store_imported(sample, name, result, config, kept)
+
+
+def _read_run_file(path: Path):
+    """The run, after checking that its fields are no longer than an entity key (the TREC reader checks that it
+    is a regular file, and its lines and fields against its own, looser limits)."""
+    from evaluation.core.trec import TrecFormatError, read_run
+
+    limit = Entity._meta.get_field("key").max_length
+    try:
+        data = userfiles.read_bytes(path)
+        userfiles.check_line_lengths(path, data)  # first: a 30 MB line is a long line, not a long key
+        userfiles.check_field_lengths(path, data, limit, "qids, entity keys and run tags")
+        return read_run(path, data)
+    except (userfiles.UserFileError, TrecFormatError) as exc:
+        raise RunImportError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------------------ score matrix import
@@ -239,11 +288,19 @@ def import_scores(
     0..E-1 unless an entity index (``entity_index_path``, one entity key per line, or the npz ``entities``)
     names the entity of each column; rows follow ``Question.position`` unless qids (``questions_path``, one
     qid per line in row order, or the npz ``qids``) name the question of each row. Every entity and every
-    question of the sample must be scored exactly once. NaN scores count as -inf (rank last, never pooled).
-    The matrix is ranked by the engine exactly like a trained system (known triples filtered, the sample's
-    answers as targets) to depth ``k`` (default: every candidate). Validation happens before any write.
+    question of the sample must be scored exactly once. A ``questions_path`` in the format of the campaign's
+    ``questions`` export (``qid<TAB>entity<TAB>relation``) may also name questions beyond the sample (the other
+    side of positive pool triples, ranked by the completed micro metrics). Scores: NaN and -inf mean "not
+    scored" (rank last, never pooled); +inf is refused; a question whose row holds no finite score is counted in
+    the system's ``config["unscored_questions"]``, and a matrix with no finite score at all is refused. The
+    declared shapes (.npy headers) are checked against the sample and the KG before anything is loaded. The
+    matrix is ranked by the engine exactly like a trained system (known triples filtered, the sample's answers as
+    targets) to depth ``k`` (default, and at most: every candidate) for pooling, and kept as given
+    (``Ranking.scores_file``, see ``pooling.services.imported_scores``): evaluation ranks from it exactly like a
+    trained model. Validation happens before any write.
     """
     from pooling.engine.ranking import rank, score_fn_from_matrix
+    from pooling.services.imported_scores import matrix_arrays, read_questions_file, sample_only
 
     error = ScoresImportError
     path = Path(scores_path)
@@ -251,148 +308,182 @@ def import_scores(
     name = _new_system_name(kg, name, error)
     if k is not None and k < 1:
         raise error(f"k must be >= 1, got {k}")
-    matrix, npz_entities, npz_qids = _read_score_file(path)
-    num_rows, num_columns = matrix.shape
     sq = sample_questions(sample)
     num_entities, num_questions = kg.num_entities, len(sq)
     if num_questions == 0:
         raise error(f"sample {sample.name} has no questions")
-
-    # columns -> entity indices
-    if entity_index_path is not None and npz_entities is not None:
-        raise error(f"{path} holds an `entities` array and an entity index file was also given: use one")
-    if entity_index_path is not None:
-        columns = _text_index(Path(entity_index_path), {key: i for i, key in enumerate(entity_keys(kg))},
-                              "entity", f"an entity of {kg.name}")
-        column_source = f"{entity_index_path}"
-    elif npz_entities is not None:
-        columns = _array_index(path, "entities", npz_entities, {key: i for i, key in enumerate(entity_keys(kg))},
-                               f"an entity of {kg.name}")
-        column_source = f"{path} (entities)"
-    else:
-        columns, column_source = None, None
-    if columns is None:
-        if num_columns != num_entities:
-            raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} entities "
-                        "(without an entity index, columns are the entity indices 0..E-1)")
-    else:
-        if columns.size != num_columns:
-            raise error(f"{column_source} names {columns.size} entities but the matrix in {path} has "
-                        f"{num_columns} columns")
-        if columns.size != num_entities:
-            missing = np.setdiff1d(np.arange(num_entities), columns)
-            keys = entity_keys(kg)
-            raise error(f"{column_source} misses {missing.size} of the {num_entities} entities of {kg.name} "
-                        f"(e.g. {', '.join(repr(keys[i]) for i in missing[:3])}); every entity needs a score")
-
-    # rows -> sample rows
-    if questions_path is not None and npz_qids is not None:
-        raise error(f"{path} holds a `qids` array and a questions file was also given: use one")
-    row_of = {qid: row for row, qid in enumerate(sq.qids)}
-    what = f"a question of sample {sample.name} (its qids are head0.., tail0..)"
+    if not path.exists():
+        raise error(f"{path}: no such file")
+    asked, file_rows = sample_only(sq), None
     if questions_path is not None:
-        rows = _text_index(Path(questions_path), row_of, "qid", what, field=lambda line: line.split("\t")[0].strip())
-        row_source = f"{questions_path}"
-    elif npz_qids is not None:
-        rows = _array_index(path, "qids", npz_qids, row_of, what)
-        row_source = f"{path} (qids)"
-    else:
-        rows, row_source = None, None
-    if rows is None:
-        if num_rows != num_questions:
-            raise error(f"{path}: the matrix has {num_rows} rows but sample {sample.name} has {num_questions} "
-                        "questions (without qids, rows follow the questions' positions)")
-    else:
-        if rows.size != num_rows:
-            raise error(f"{row_source} names {rows.size} questions but the matrix in {path} has {num_rows} rows")
-        if rows.size != num_questions:
-            missing = np.setdiff1d(np.arange(num_questions), rows)
-            raise error(f"{row_source} misses {missing.size} of the {num_questions} questions of sample "
-                        f"{sample.name} (e.g. {', '.join(sq.qids[i] for i in missing[:3])}); every question "
-                        "needs a row")
+        asked, file_rows = read_questions_file(Path(questions_path), sample, sq, error)
+    try:
+        with ArrayFile(path, ("scores", "entities", "qids"), default_name="scores") as stored:
+            scores_info = _score_array(path, stored)
+            num_rows, num_columns = scores_info.shape
+            # A valid matrix has exactly one row per question and one column per entity: a larger declared
+            # shape is refused before anything is loaded (smaller ones get the index files' precise messages).
+            if num_columns > num_entities:
+                raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} "
+                            "entities (one column per entity)")
+            if num_rows > len(asked):
+                named = (f"{questions_path} names {len(asked)} questions" if questions_path is not None
+                         else f"sample {sample.name} has {num_questions} questions")
+                raise error(f"{path}: the matrix has {num_rows} rows but {named} (one row per question)")
+            columns = _column_index(path, stored, kg, num_columns, entity_index_path)
+            rows = _row_index(path, stored, sample, sq.qids, num_rows, questions_path, file_rows)
+            matrix = load_checked(path, scores_info)
+    except UserFileError as exc:
+        raise error(f"{exc.where}: cannot read the score file: {exc.message}") from None
+    if matrix.dtype.kind in "iu":
+        matrix = matrix.astype(np.float64)
 
-    # align: row i = question i of the sample, column e = entity e
+    # align: row i = question i of ``asked`` (the sample's, then any beyond it), column e = entity e
     if rows is not None or columns is not None:
-        aligned = np.empty_like(matrix)
+        aligned = np.empty((len(asked), num_entities), dtype=matrix.dtype)
         row_index = rows if rows is not None else np.arange(num_rows)
         column_index = columns if columns is not None else np.arange(num_columns)
         aligned[row_index[:, None], column_index[None, :]] = matrix
         matrix = aligned
+    unscored = _check_score_values(path, matrix[:num_questions], sq.qids, entity_keys(kg))
+    kept = matrix_arrays(asked, matrix)
     filter_sets = question_filter(kg, sq.questions)
-    if k is None:
-        k = max(1, num_entities - int(filter_sets.lengths.min()))
-    result = _drop_unscored(rank(score_fn_from_matrix(matrix), sq.questions, num_entities=num_entities,
-                                 filter=filter_sets, targets=sq.answers, k=k))
+    most = max(1, num_entities - int(filter_sets.lengths.min()))  # the most candidates a question has
+    k = most if k is None else min(k, most)
+    result = _drop_unscored(rank(score_fn_from_matrix(matrix[:num_questions]), sq.questions,
+                                 num_entities=num_entities, filter=filter_sets, targets=sq.answers, k=k))
     config = {"scores_file": str(path.resolve()), "sample": sample.name, "description": description}
+    if unscored:
+        config["unscored_questions"] = unscored
     if entity_index_path is not None:
         config["entity_index_file"] = str(Path(entity_index_path).resolve())
     if questions_path is not None:
         config["questions_file"] = str(Path(questions_path).resolve())
-    return _store_imported(sample, name, result, config)
+    return _store_imported(sample, name, result, config, kept)
 
 
-def _read_score_file(path: Path) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """(scores (Q, E) float, entities or None, qids or None) of a .npy / .npz file; pickled objects refused."""
+def _score_array(path: Path, stored: ArrayFile) -> StoredArray:
+    """The header of the ``scores`` array, checked: 2-d, non-empty, real numbers."""
     error = ScoresImportError
-    if not path.is_file():
-        raise error(f"{path}: no such file")
-    entities = qids = None
-    try:
-        with open(path, "rb") as stream:
-            magic = stream.read(6)
-            stream.seek(0)
-            if magic != b"\x93NUMPY" and not magic.startswith(b"PK\x03\x04"):
-                raise error(f"{path}: cannot read the score file: not a .npy or .npz file (pickles are refused)")
-            loaded = np.load(stream, allow_pickle=False)
-            if isinstance(loaded, np.lib.npyio.NpzFile):
-                with loaded:
-                    if "scores" not in loaded.files:
-                        raise error(f"{path}: the npz file has no `scores` array (it has: "
-                                    f"{', '.join(loaded.files) or 'nothing'})")
-                    scores = loaded["scores"]
-                    entities = loaded["entities"] if "entities" in loaded.files else None
-                    qids = loaded["qids"] if "qids" in loaded.files else None
-            elif isinstance(loaded, np.ndarray):
-                scores = loaded
-            else:
-                raise error(f"{path}: not a .npy or .npz file")
-    except ScoresImportError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise error(f"{path}: holds pickled object arrays, which are refused; save plain numeric / string "
-                        "arrays") from None
-        raise error(f"{path}: cannot read the score file ({exc})") from None
-    except Exception as exc:  # corrupt zip, truncated array, unreadable file...
-        raise error(f"{path}: cannot read the score file ({type(exc).__name__}: {exc})") from None
-    if scores.ndim != 2:
-        raise error(f"{path}: scores must be a 2-d array (questions, entities), got shape {scores.shape}")
-    if scores.dtype.kind == "f":
-        pass
-    elif scores.dtype.kind in "iu":
-        scores = scores.astype(np.float64)
+    info = stored.arrays.get("scores")
+    if info is None:
+        raise error(f"{path}: the npz file has no `scores` array (it has: {', '.join(stored.members) or 'nothing'})")
+    if len(info.shape) != 2:
+        raise error(f"{path}: scores must be a 2-d array (questions, entities), got shape {info.shape}")
+    if info.dtype.kind not in "fiu":
+        raise error(f"{path}: scores must be numbers (float), got dtype {info.dtype}")
+    if 0 in info.shape:
+        raise error(f"{path}: the score matrix is empty (shape {info.shape})")
+    return info
+
+
+def _column_index(path: Path, stored: ArrayFile, kg: Any, num_columns: int,
+                  entity_index_path: Path | str | None) -> np.ndarray | None:
+    """Entity index of every matrix column (None: the columns are 0..E-1)."""
+    error = ScoresImportError
+    num_entities = kg.num_entities
+    npz_entities = stored.arrays.get("entities")
+    if entity_index_path is not None and npz_entities is not None:
+        raise error(f"{path} holds an `entities` array and an entity index file was also given: use one")
+    if entity_index_path is None and npz_entities is None:
+        if num_columns != num_entities:
+            raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} entities "
+                        "(without an entity index, columns are the entity indices 0..E-1)")
+        return None
+    index_of = {key: i for i, key in enumerate(entity_keys(kg))}
+    if entity_index_path is not None:
+        columns = _text_index(Path(entity_index_path), index_of, "entity", f"an entity of {kg.name}")
+        source = f"{entity_index_path}"
     else:
-        raise error(f"{path}: scores must be numbers (float), got dtype {scores.dtype}")
-    if scores.shape[0] == 0 or scores.shape[1] == 0:
-        raise error(f"{path}: the score matrix is empty (shape {scores.shape})")
-    return scores, entities, qids
+        _check_name_array(path, npz_entities, num_columns, "columns")
+        columns = _array_index(path, "entities", load_checked(path, npz_entities), index_of, f"an entity of {kg.name}")
+        source = f"{path} (entities)"
+    if columns.size != num_columns:
+        raise error(f"{source} names {columns.size} entities but the matrix in {path} has {num_columns} columns")
+    if columns.size != num_entities:
+        missing = np.setdiff1d(np.arange(num_entities), columns)
+        keys = entity_keys(kg)
+        raise error(f"{source} misses {missing.size} of the {num_entities} entities of {kg.name} "
+                    f"(e.g. {', '.join(shown(keys[i]) for i in missing[:3])}); every entity needs a score")
+    return columns
+
+
+def _row_index(path: Path, stored: ArrayFile, sample: Sample, qids: list[str], num_rows: int,
+               questions_path: Path | str | None, file_rows: np.ndarray | None) -> np.ndarray | None:
+    """Question row of every matrix row (None: the rows follow the questions' positions); ``file_rows``: the
+    rows the questions file names (rows past the sample's are questions beyond it)."""
+    error = ScoresImportError
+    num_questions = len(qids)
+    npz_qids = stored.arrays.get("qids")
+    if questions_path is not None and npz_qids is not None:
+        raise error(f"{path} holds a `qids` array and a questions file was also given: use one")
+    if questions_path is None and npz_qids is None:
+        if num_rows != num_questions:
+            raise error(f"{path}: the matrix has {num_rows} rows but sample {sample.name} has {num_questions} "
+                        "questions (without qids, rows follow the questions' positions)")
+        return None
+    row_of = {qid: row for row, qid in enumerate(qids)}
+    what = f"a question of sample {sample.name} (its qids are head0.., tail0..)"
+    if questions_path is not None:
+        rows = np.asarray(file_rows, dtype=np.int64)
+        source = f"{questions_path}"
+    else:
+        _check_name_array(path, npz_qids, num_rows, "rows")
+        rows = _array_index(path, "qids", load_checked(path, npz_qids), row_of, what)
+        source = f"{path} (qids)"
+    if rows.size != num_rows:
+        raise error(f"{source} names {rows.size} questions but the matrix in {path} has {num_rows} rows")
+    missing = np.setdiff1d(np.arange(num_questions), rows)
+    if missing.size:
+        raise error(f"{source} misses {missing.size} of the {num_questions} questions of sample {sample.name} "
+                    f"(e.g. {', '.join(qids[i] for i in missing[:3])}); every question needs a row")
+    return rows
+
+
+def _check_name_array(path: Path, info: StoredArray, expected: int, what: str) -> None:
+    """An npz ``entities`` / ``qids`` header: 1-d strings, one per matrix row / column, no longer than an
+    entity key (checked before the strings are loaded)."""
+    error = ScoresImportError
+    if len(info.shape) != 1:
+        raise error(f"{path}: `{info.name}` must be a 1-d array of strings, got shape {info.shape}")
+    if info.dtype.kind not in "US":
+        raise error(f"{path}: `{info.name}` must hold strings, got dtype {info.dtype}")
+    chars = info.dtype.itemsize // (4 if info.dtype.kind == "U" else 1)
+    limit = Entity._meta.get_field("key").max_length
+    if chars > limit:
+        raise error(f"{path}: `{info.name}` holds strings of up to {chars:,} characters; keys and qids are at "
+                    f"most {limit}")
+    if info.shape[0] != expected:
+        noun = "entities" if info.name == "entities" else "questions"
+        raise error(f"{path} ({info.name}) names {info.shape[0]} {noun} but the matrix in {path} has {expected} {what}")
+
+
+def _check_score_values(path: Path, matrix: np.ndarray, qids: list[str], keys: list[str]) -> int:
+    """The number of questions whose row holds no finite score; +inf and an all-unscored matrix are refused."""
+    error = ScoresImportError
+    positive = np.isposinf(matrix)
+    if positive.any():
+        row, column = (int(i) for i in np.argwhere(positive)[0])
+        raise error(f"{path}: {int(positive.sum())} scores are +inf (e.g. {qids[row]} / {shown(keys[column])}): "
+                    "scores must be finite; NaN or -inf mark an entity as not scored")
+    scored_rows = np.isfinite(matrix).any(axis=1)
+    unscored = int(scored_rows.size - scored_rows.sum())
+    if unscored == scored_rows.size:
+        raise error(f"{path}: none of the {unscored} rows holds a finite score (all NaN / -inf): nothing to import")
+    return unscored
 
 
 def _array_index(path: Path, array: str, values: np.ndarray, index_of: dict[str, int], what: str) -> np.ndarray:
     """The indices named by an npz string array (one per row / column), refusing unknown or repeated names."""
     error = ScoresImportError
-    if values.ndim != 1:
-        raise error(f"{path}: `{array}` must be a 1-d array of strings, got shape {values.shape}")
-    if values.dtype.kind not in "US":
-        raise error(f"{path}: `{array}` must hold strings, got dtype {values.dtype}")
     names = [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value) for value in values.tolist()]
     result = np.empty(len(names), dtype=np.int64)
     first: dict[str, int] = {}
     for position, key in enumerate(names):
         if key not in index_of:
-            raise error(f"{path}: {array}[{position}] {key!r} is not {what}")
+            raise error(f"{path}: {array}[{position}] {shown(key)} is not {what}")
         if key in first:
-            raise error(f"{path}: {array}[{position}] {key!r} repeats {array}[{first[key]}]")
+            raise error(f"{path}: {array}[{position}] {shown(key)} repeats {array}[{first[key]}]")
         first[key] = position
         result[position] = index_of[key]
     return result
@@ -403,19 +494,22 @@ def _text_index(path: Path, index_of: dict[str, int], noun: str, what: str,
     """The indices named by a text file with one name per line, refusing unknown, repeated or empty lines."""
     error = ScoresImportError
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot read the file ({exc})") from None
+        text = userfiles.read_text(path, universal_newlines=True)
+    except userfiles.UserFileError as exc:
+        raise error(f"{exc.where}: cannot read the file: {exc.message}") from None
+    lines = text.split("\n")  # line ends only (str.splitlines() also splits on \x1c, \x85...)
+    if lines and lines[-1] == "":
+        lines.pop()
     result = []
     first: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         key = field(line)
         if not key:
             raise error(f"{path}:{number}: empty line (expected one {noun} per line)")
         if key not in index_of:
-            raise error(f"{path}:{number}: {noun} {key!r} is not {what}")
+            raise error(f"{path}:{number}: {noun} {shown(key)} is not {what}")
         if key in first:
-            raise error(f"{path}:{number}: {noun} {key!r} repeats line {first[key]}")
+            raise error(f"{path}:{number}: {noun} {shown(key)} repeats line {first[key]}")
         first[key] = number
         result.append(index_of[key])
     return np.array(result, dtype=np.int64)
@@ -423,10 +517,9 @@ def _text_index(path: Path, index_of: dict[str, int], noun: str, what: str,
 
 # ------------------------------------------------------------------------------------ shared by the importers
 def _new_system_name(kg: Any, name: str, error: type[RunImportError]) -> str:
-    """The stripped name of a new imported system, refused when not a slug or already taken in the KG."""
-    name = name.strip()
-    if not name or slugify(name) != name:
-        raise error(f"system name {name!r} must be a slug (letters, digits, - and _)")
+    """The stripped name of a new imported system, refused when not a slug (pooling.services.names) or
+    already taken in the KG."""
+    name = checked_name("system", name.strip(), error)
     if System.objects.filter(kg=kg, name=name).exists():
         raise error(f"a system named {name!r} already exists in {kg.name}")
     return name
@@ -440,10 +533,13 @@ def _drop_unscored(part: "RankingResult") -> "RankingResult":
     return part
 
 
-def _store_imported(sample: Sample, name: str, result: "RankingResult", config: dict[str, Any]) -> System:
-    """Write an imported system and its ranking on the sample together: one transaction, the file written
-    atomically last and removed again if the transaction fails."""
-    relative = None
+def _store_imported(sample: Sample, name: str, result: "RankingResult", config: dict[str, Any],
+                    scores: dict[str, np.ndarray]) -> System:
+    """Write an imported system, its ranking on the sample and its scores as given together: one transaction,
+    the files written atomically last and removed again if the transaction fails."""
+    from pooling.services.imported_scores import scores_file_name
+
+    written: list[str] = []
     try:
         with transaction.atomic():
             system = System.objects.create(
@@ -451,12 +547,15 @@ def _store_imported(sample: Sample, name: str, result: "RankingResult", config: 
                 config=config,
             )
             relative = f"rankings/{sample.pk}/{system.pk}-{system.name}.npz"
+            scores_relative = scores_file_name(sample.pk, system.pk, system.name)
+            written += [relative, scores_relative]
             save_arrays(relative, **result.to_arrays())
+            save_arrays(scores_relative, **scores)
             Ranking.objects.create(system=system, sample=sample, k=result.k, filter=FILTER_ALL,
-                                   ranking_file=relative, mrr=result_mrr(result))
+                                   ranking_file=relative, scores_file=scores_relative, mrr=result_mrr(result))
     except BaseException:
-        if relative is not None:
-            storage_path(relative).unlink(missing_ok=True)
+        for relative in written:
+            remove_file(relative)
         raise
     return system
 
@@ -470,11 +569,28 @@ def _in_sets(sets: Ragged, rows: np.ndarray, values: np.ndarray, num_entities: i
     return keys[position] == wanted
 
 
+_RUN_SEPARATORS = re.compile(r"[ \t\r]+")  # as the TREC reader splits fields
+
+
+def _run_lines(path: Path):
+    """(1-based line number, fields) of a run file already read once (a regular file)."""
+    with userfiles.open_regular(path) as stream:
+        for number, raw in enumerate(stream, start=1):
+            yield number, [field for field in _RUN_SEPARATORS.split(raw.decode("utf-8", "replace").rstrip("\n"))
+                           if field]
+
+
 def _line_of(path: Path, column: int, value: str) -> int | str:
     """1-based number of the first line whose ``column`` equals ``value`` (for error messages)."""
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        for number, line in enumerate(stream, start=1):
-            fields = line.split()
-            if len(fields) > column and fields[column] == value:
-                return number
+    for number, fields in _run_lines(path):
+        if len(fields) > column and fields[column] == value:
+            return number
+    return "?"
+
+
+def _line_of_pair(path: Path, qid: str, doc: str) -> int | str:
+    """1-based number of the line of ``qid``'s ``doc`` (unique in an accepted run)."""
+    for number, fields in _run_lines(path):
+        if len(fields) > 2 and fields[0] == qid and fields[2] == doc:
+            return number
     return "?"

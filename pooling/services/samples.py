@@ -1,15 +1,22 @@
 """Writes: samples of test triples and their questions (SPEC 3)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 from django.db import transaction
 
+from pooling.engine import userfiles
+from pooling.engine.userfiles import shown
 from pooling.engine.sampling import relation_kl_divergence, sample_test_indices, stratified_sample_indices
 from pooling.models import KnowledgeGraph, Question, Sample, SampleTriple
 from pooling.selectors.kg import kg_triples
 from pooling.selectors.pools import entity_pks, relation_pks
+from pooling.services.names import checked_name, fit
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+MAX_SEED = 2**31 - 1  # Sample.seed is a 32-bit column; numpy's generators also want seeds >= 0
 
 
 class SampleError(Exception):
@@ -24,6 +31,10 @@ def draw_sample(
     Uniform: ``sorted(random.Random(seed).sample(range(num_test), size))`` (reproduces the published FB15k-237
     sample with seed 42). Stratified: per-relation proportional allocation (see the engine).
     """
+    if not 0 <= seed <= MAX_SEED:
+        raise SampleError(f"the seed must be between 0 and {MAX_SEED}, got {seed}")
+    if name is not None:
+        checked_name("sample", name, SampleError)
     test = kg_triples(kg)["test"]
     if not 0 < size <= len(test):
         raise SampleError(f"cannot sample {size} of the {len(test)} test triples of {kg.name}")
@@ -44,17 +55,19 @@ def sample_from_file(kg: KnowledgeGraph, path: Path | str, *, name: str | None =
     duplicate, mixed formats) raises SampleError naming the file and the line.
     """
     path = Path(path)
+    if name is not None:
+        checked_name("sample", name, SampleError)
     indices = read_sample_file(kg, path)
     return create_sample(kg, name=name or _slug(path.stem), method=Sample.Method.FILE, seed=None,
-                         indices=indices, source=str(path.resolve()))
+                         indices=indices, source=fit(str(path.resolve()), "Sample", "source"))
 
 
 def read_sample_file(kg: KnowledgeGraph, path: Path) -> np.ndarray:
     """Test indices (in file order) of the triples or indices listed in ``path``; SampleError on bad lines."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SampleError(f"{path}: cannot read file: {exc}") from None
+        text = userfiles.read_text(path, universal_newlines=True)
+    except userfiles.UserFileError as exc:
+        raise SampleError(f"{exc.where}: cannot read file: {exc.message}") from None
     test = kg_triples(kg)["test"]
     lookup: dict[tuple[str, str, str], int] | None = None
     indices: list[int] = []
@@ -71,18 +84,18 @@ def read_sample_file(kg: KnowledgeGraph, path: Path) -> np.ndarray:
             raise SampleError(f"{path}:{number}: mixes a {line_kind} with the {kind}s of the lines above")
         kind = line_kind
         if kind == "index":
-            try:
-                index = int(fields[0])
-            except ValueError:
-                raise SampleError(f"{path}:{number}: {fields[0]!r} is not an integer test index") from None
+            if not _INTEGER.fullmatch(fields[0]):  # ASCII digits only: int() also takes '١٢' and '1_0'
+                raise SampleError(f"{path}:{number}: {shown(fields[0])} is not an integer test index")
+            index = int(fields[0]) if len(fields[0]) <= 19 else -1  # longer: out of range anyway
             if not 0 <= index < len(test):
-                raise SampleError(f"{path}:{number}: test index {index} is outside 0..{len(test) - 1}")
+                raise SampleError(f"{path}:{number}: test index {fields[0][:30]} is outside 0..{len(test) - 1}")
         else:
             if lookup is None:
                 lookup = _test_lookup(kg, test)
             found = lookup.get((fields[0], fields[1], fields[2]))
             if found is None:
-                raise SampleError(f"{path}:{number}: ({fields[0]}, {fields[1]}, {fields[2]}) is not a test triple of {kg.name}")
+                raise SampleError(f"{path}:{number}: ({', '.join(shown(f, 40) for f in fields)}) is not a test triple "
+                                  f"of {kg.name}")
             index = found
         if index in seen:
             raise SampleError(f"{path}:{number}: test triple {index} is listed twice (first on line {seen[index]})")
@@ -145,6 +158,7 @@ def create_sample(
     """Write a sample of the given test ``indices`` (kept sorted ascending), its triples and questions."""
     test = kg_triples(kg)["test"]
     indices = np.unique(np.asarray(indices, dtype=np.int64))
+    checked_name("sample", name, SampleError)
     if Sample.objects.filter(kg=kg, name=name).exists():
         raise SampleError(f"a sample named {name!r} already exists in {kg.name}")
     triples = test[indices]

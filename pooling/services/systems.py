@@ -11,6 +11,7 @@ import numpy as np
 from django.db import transaction
 from django.utils.text import slugify
 
+from pooling import task_names
 from pooling.models import KnowledgeGraph, System
 from pooling.selectors.kg import kg_triples
 from pooling.storage import storage_path
@@ -67,7 +68,9 @@ def training_config(
 
 def create_system(kg: KnowledgeGraph, architecture: str, *, name: str | None = None, config: dict[str, Any]) -> System:
     """A pending trained system (train it with :func:`train_system`, in-process or on a worker)."""
-    name = name or slugify(architecture)
+    from pooling.services.names import checked_name
+
+    name = checked_name("system", name or slugify(architecture), SystemServiceError)
     if System.objects.filter(kg=kg, name=name).exists():
         raise SystemServiceError(f"a system named {name!r} already exists in {kg.name}")
     return System.objects.create(
@@ -76,45 +79,113 @@ def create_system(kg: KnowledgeGraph, architecture: str, *, name: str | None = N
     )
 
 
+def prepare_training(kg: KnowledgeGraph, architecture: str, *, name: str | None = None, config: dict[str, Any],
+                     replace: bool = False, queued: bool = False) -> tuple[System, str]:
+    """The system to train as ``name`` and a note for the user ("" for a new one).
+
+    A new name gets a new pending system. An existing one of that name is trained again (same row, the new
+    ``config``) when its earlier training failed, was interrupted or its process is gone (stale); a system
+    queued for a worker (``queued``), one being trained by a live process and a ready one only with
+    ``replace`` (a ready one that has rankings never: they would no longer match its model). Raises
+    SystemServiceError saying why and what to do.
+    """
+    from pooling.services.trainers import training_owner
+
+    name = name or slugify(architecture)
+    existing = System.objects.filter(kg=kg, name=name).first()
+    if existing is None:
+        return create_system(kg, architecture, name=name, config=config), ""
+    label = f"{kg.name}/{name}"
+    status = existing.status
+    if existing.origin != System.Origin.TRAINED:
+        raise SystemServiceError(f"a system named {name!r} already exists in {kg.name} (imported); choose another "
+                                 "--name")
+    if status == System.Status.READY:
+        mrr = f", test MRR {existing.test_mrr:.4f}" if existing.test_mrr is not None else ""
+        if not replace:
+            raise SystemServiceError(f"a system named {name!r} already exists in {kg.name} (trained and ready"
+                                     f"{mrr}); choose another --name, or add --replace to train it again")
+        if existing.rankings.exists():
+            raise SystemServiceError(f"{label} has rankings (pools use them), which a new model would contradict; "
+                                     "train it under another --name")
+        note = f"{label} was ready{mrr}: training it again (--replace)"
+    elif status == System.Status.TRAINING:
+        owner = training_owner(existing)
+        if owner is not None and owner.alive and not replace:
+            raise SystemServiceError(
+                f"{label} is being trained right now by {owner.description}; wait for it, or add --replace if that "
+                "process is gone")
+        note = (f"{label} is being trained by {owner.description}: training it again (--replace)"
+                if owner is not None and owner.alive else
+                f"the earlier training of {label} did not finish ({owner.description if owner else 'unknown'}): "
+                "training it again from the start")
+    elif status == System.Status.PENDING and queued and not replace:
+        raise SystemServiceError(f"{label} is queued for a GPU worker since {existing.updated_at:%Y-%m-%d %H:%M} "
+                                 "UTC; wait for it, or add --replace to queue it again")
+    elif status == System.Status.FAILED:
+        note = f"the earlier training of {label} failed ({existing.error or 'no message'}): training it again"
+    else:
+        note = f"the earlier training of {label} never started: training it now"
+    # pending and no trainer: a process still running the earlier training can no longer finish it (its claim
+    # is gone), and the next claim_training takes it
+    System.objects.filter(pk=existing.pk).update(
+        architecture=architecture.lower(), config=config, status=System.Status.PENDING, error="", trainer="")
+    existing.refresh_from_db()
+    return existing, note
+
+
 def train_system(system: System, *, progress: ProgressFn = _no_progress) -> System:
     """Train ``system`` on its KG's train split (early stopping on valid MRR), checkpoint it, record MRRs.
 
-    Idempotent: a system that is already ready is returned unchanged. On error the system is marked failed
-    (with the message) and the exception re-raised.
+    Idempotent: a system that is already ready is returned unchanged. The training is claimed for this process
+    and beats a heartbeat while it runs (services.trainers); raises TrainingBusyError while another live process
+    trains it. On error or interruption (Ctrl-C) the system is marked failed (with the message) and the exception
+    re-raised.
     """
     from pooling.kge import TrainingConfig, filtered_mrr, save_checkpoint, train  # torch
+    from pooling.services.trainers import TrainingBusyError, claim_training, heartbeat, still_trained_by
 
     system.refresh_from_db()
     if system.status == System.Status.READY and system.checkpoint_file:
         return system
-    System.objects.filter(pk=system.pk).update(status=System.Status.TRAINING, error="")
+    me = claim_training(system)
+    mine = System.objects.filter(pk=system.pk, trainer=me)
     kg = system.kg
     try:
-        arrays = kg_triples(kg)
-        config = TrainingConfig.from_dict(system.config)
-        total_epochs = config.epochs
+        with heartbeat(system.pk, me):
+            arrays = kg_triples(kg)
+            config = TrainingConfig.from_dict(system.config)
+            total_epochs = config.epochs
 
-        def report(epoch_report: Any) -> None:
-            progress(f"train {system.name}", epoch_report.epoch, total_epochs)
+            def report(epoch_report: Any) -> None:
+                progress(f"train {system.name}", epoch_report.epoch, total_epochs)
 
-        result = train(config, arrays["train"], arrays["valid"], kg.num_entities, kg.num_relations,
-                       known_triples=arrays["test"], progress=report)
-        progress(f"train {system.name}", total_epochs, total_epochs)
-        known = np.concatenate([arrays["train"], arrays["valid"], arrays["test"]])
-        valid_mrr = result.best_valid_mrr
-        if valid_mrr is None and len(arrays["valid"]):
-            valid_mrr = filtered_mrr(result.model, arrays["valid"], known, batch_size=config.eval_batch_size)
-        test_mrr = filtered_mrr(result.model, arrays["test"], known, batch_size=config.eval_batch_size) \
-            if len(arrays["test"]) else None
-        relative = f"systems/{kg.pk}-{kg.name}/{system.pk}-{system.name}.pt"
-        metrics = {"valid_mrr": valid_mrr, "test_mrr": test_mrr, "epochs_run": result.epochs_run,
-                   "best_epoch": result.best_epoch, "seconds": result.seconds}
+            result = train(config, arrays["train"], arrays["valid"], kg.num_entities, kg.num_relations,
+                           known_triples=arrays["test"], progress=report)
+            progress(f"train {system.name}", total_epochs, total_epochs)
+            known = np.concatenate([arrays["train"], arrays["valid"], arrays["test"]])
+            valid_mrr = result.best_valid_mrr
+            if valid_mrr is None and len(arrays["valid"]):
+                valid_mrr = filtered_mrr(result.model, arrays["valid"], known, batch_size=config.eval_batch_size)
+            test_mrr = filtered_mrr(result.model, arrays["test"], known, batch_size=config.eval_batch_size) \
+                if len(arrays["test"]) else None
+            relative = f"systems/{kg.pk}-{kg.name}/{system.pk}-{system.name}.pt"
+            metrics = {"valid_mrr": valid_mrr, "test_mrr": test_mrr, "epochs_run": result.epochs_run,
+                       "best_epoch": result.best_epoch, "seconds": result.seconds}
+        if not still_trained_by(system.pk, me):  # --replace handed it to another process meanwhile
+            raise TrainingBusyError(f"{kg.name}/{system.name} was handed to another training while this one ran; "
+                                    "its result is dropped")
         save_checkpoint(storage_path(relative), result.model, config, metrics)
+    except TrainingBusyError:
+        raise
+    except KeyboardInterrupt:
+        mine.update(status=System.Status.FAILED, error="interrupted (Ctrl-C or SIGTERM) before it finished")
+        raise
     except Exception as exc:
-        System.objects.filter(pk=system.pk).update(status=System.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        mine.update(status=System.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     with transaction.atomic():
-        System.objects.filter(pk=system.pk).update(
+        mine.update(
             status=System.Status.READY, checkpoint_file=relative, valid_mrr=valid_mrr, test_mrr=test_mrr, error="",
             config={**system.config, "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
                     "train_seconds": round(result.seconds, 3)},
@@ -141,3 +212,42 @@ def load_system_model(system: System, device: str | None = None) -> Any:
         raise SystemServiceError(f"system {system.name!r} has no checkpoint (status {system.status})")
     model, _config, _metrics = load_checkpoint(storage_path(system.checkpoint_file), device=device)
     return model
+
+
+#: The architectures ``pooling.kge`` trains (its ARCHITECTURES, named here so that web requests need no torch).
+ARCHITECTURE_NAMES = ("transe", "rotate", "distmult", "complex", "rescal", "conve", "tucker")
+REQUESTED = "requested_options"  # config key of a training asked for through the API, resolved by the worker
+
+
+def request_training(kg: KnowledgeGraph, architecture: str, *, name: str | None = None,
+                     options: dict[str, Any] | None = None) -> System:
+    """A pending system whose training the worker resolves (``training_config``, torch) and runs, queued on commit:
+    the web request that asks for it imports no torch. ``options`` are ``training_config``'s keyword arguments."""
+    architecture = architecture.lower()
+    if architecture not in ARCHITECTURE_NAMES:
+        raise SystemServiceError(f"unknown architecture {architecture!r}; one of {', '.join(ARCHITECTURE_NAMES)}")
+    system = create_system(kg, architecture, name=name, config={"architecture": architecture,
+                                                                REQUESTED: dict(options or {})})
+    from celery import signature
+
+    system_id = system.pk
+    transaction.on_commit(lambda: signature(task_names.TRAIN_REQUESTED_SYSTEM, args=(system_id,)).delay(),
+                          robust=True)  # failures: on the row
+    return system
+
+
+def resolve_requested_training(system: System) -> System:
+    """Turn an API training request into the full training config (in the worker; SystemServiceError for options
+    the architecture does not take: the system is marked failed with the reason)."""
+    system.refresh_from_db()
+    requested = system.config.get(REQUESTED)
+    if requested is None:
+        return system
+    try:
+        config = training_config(system.architecture, **requested)
+    except (SystemServiceError, TypeError) as exc:
+        System.objects.filter(pk=system.pk).update(status=System.Status.FAILED, error=str(exc))
+        raise SystemServiceError(str(exc)) from None
+    System.objects.filter(pk=system.pk).update(config=config)
+    system.refresh_from_db()
+    return system

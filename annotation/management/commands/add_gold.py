@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.selectors.campaigns import campaign_by_ref
 from annotation.services.errors import AnnotationError
 from annotation.services.gold import add_gold_items
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_float, bounded_int
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Mix gold checks from the KG into a campaign's queue at its gold rate (issue 8): true train triples (Y) and "
         "type-violating or cardinality-impossible candidates (N). Run it once the items to judge are settled "
@@ -17,9 +18,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign", help="Campaign name or id")
-        parser.add_argument("--rate", type=float, help="Set the campaign's gold rate first (0 <= rate < 1)")
-        parser.add_argument("--threshold", type=float, help="Set the campaign's gold accuracy warning threshold")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--rate", type=bounded_float(0, 1),
+                            help="Set the campaign's gold rate first (0 <= rate < 1)")
+        parser.add_argument("--threshold", type=bounded_float(0, 1),
+                            help="Set the campaign's gold accuracy warning threshold")
+        parser.add_argument("--seed", type=bounded_int(0, INT32_MAX), default=0)
 
     def handle(self, *args, **options) -> None:
         try:

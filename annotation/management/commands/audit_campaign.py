@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.selectors.agreement import is_defined
@@ -8,9 +8,10 @@ from annotation.selectors.audit import audit_report
 from annotation.selectors.campaigns import campaign_by_ref
 from annotation.services.audit import draw_audit_sample
 from annotation.services.errors import AnnotationError
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Expert audit (SPEC 4.2): --draw N draws a stratified random sample of finished items (half final Y, half "
         "N, seeded) for experts to relabel blind; without --draw, report the agreement between the experts' labels "
@@ -19,8 +20,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign", help="Campaign name or id")
-        parser.add_argument("--draw", type=int, metavar="N", help="Draw a sample of N items (e.g. 200)")
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--draw", type=bounded_int(1, INT32_MAX), metavar="N",
+                            help="Draw a sample of N items (e.g. 200)")
+        parser.add_argument("--seed", type=bounded_int(0, INT32_MAX), default=0)
         parser.add_argument("--replace", action="store_true", help="Redraw (only while no expert has answered)")
 
     def handle(self, *args, **options) -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign, Item
 from annotation.selectors.agreement import is_defined
@@ -9,6 +9,7 @@ from annotation.selectors.campaigns import campaign_by_ref
 from annotation.selectors.gold import gold_accuracy_by_annotator, gold_summary
 from annotation.selectors.quality import CI_GROUPINGS, agreement_with_ci, rushed_report
 from annotation.services.reuse import reused_count
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_float, bounded_int
 
 
 def _pct(x: float) -> str:
@@ -23,7 +24,7 @@ def _ci(interval, fmt=_num) -> str:
     return f"{fmt(interval.estimate)} [{fmt(interval.low).strip()}, {fmt(interval.high).strip()}]"
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Judging quality of a campaign (issue 8): gold-check accuracy per annotator (Wilson 95% CI), rushed "
         "judgments and annotators, consistency flags, reused labels, and agreement (percent, kappa, AC1, alpha) "
@@ -33,9 +34,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign", help="Campaign name or id")
         parser.add_argument("--by", choices=CI_GROUPINGS, action="append", help="Agreement breakdown(s) (default overall)")
-        parser.add_argument("--samples", type=int, default=1000, help="Bootstrap resamples")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--threshold", type=float, help="Gold accuracy warning threshold (default: the campaign's)")
+        parser.add_argument("--samples", type=bounded_int(1, 100_000), default=1000, help="Bootstrap resamples")
+        parser.add_argument("--seed", type=bounded_int(0, INT32_MAX), default=0)
+        parser.add_argument("--threshold", type=bounded_float(0, 1),
+                            help="Gold accuracy warning threshold (default: the campaign's)")
 
     def handle(self, *args, **options) -> None:
         try:

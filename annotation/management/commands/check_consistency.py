@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.selectors.campaigns import campaign_by_ref
 from annotation.services.consistency import check_campaign
+from kgpool.commands import KgpoolCommand
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Re-check every judgment of a campaign for consistency (issue 8): several 'yes' for a single-answer "
         "question, a 'no' for a triple the KG states, a label differing from another campaign on the same KG. "

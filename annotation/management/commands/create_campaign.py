@@ -1,16 +1,17 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotation.models import Role
 from annotation.selectors.campaigns import pool_by_ref
 from annotation.services.campaigns import add_member, create_campaign
 from annotation.services.errors import AnnotationError
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_float, bounded_int
 from pooling.models import Pool
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Create a judging campaign over a pool: one item per pool entry, default question templates. POOL is "
         "KG/SAMPLE/POOL or the pool id. --admin/--annotator/--adjudicator/--expert USER (repeatable) add members."
@@ -20,8 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("name")
         parser.add_argument("pool", help="KG/SAMPLE/POOL or pool id")
         parser.add_argument("--domains", help="Comma-separated allowed source domains (default: wikipedia.org, ...)")
-        parser.add_argument("--timeout", type=int, default=1800, help="Seconds before an unanswered hand-out returns")
-        parser.add_argument("--gold-rate", type=float, default=0.05)
+        parser.add_argument("--timeout", type=bounded_int(1, INT32_MAX), default=1800,
+                            help="Seconds before an unanswered hand-out returns")
+        parser.add_argument("--gold-rate", type=bounded_float(0, 1), default=0.05)
         for role in Role.values:
             parser.add_argument(f"--{role}", action="append", default=[], metavar="USER")
 

@@ -1,5 +1,6 @@
 /* Keyboard judging: Y / N choose, F or / focus the source, Enter submits, S skips, Esc leaves a field.
-   Measures the time on task (visible page time, added up over re-renders after an error). */
+   Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
+   time on task itself, from the hand-out, and keeps this figure only up to its own. */
 (function () {
   "use strict";
   var form = document.getElementById("judge-form");

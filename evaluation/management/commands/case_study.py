@@ -11,7 +11,9 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int
 
 STUDIES = {"fb15k237": ("fb15k-237", "fb15k-237", "fb15k-237-pooled")}
 
@@ -20,8 +22,9 @@ def shared_data_dir() -> Path:
     return Path(settings.KGPOOL_SHARED_DATA)
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = "Run the FB15k-237 pooling case study end to end (cached steps; see docs/case-study-fb15k237.md)."
+    interrupted_message = "interrupted: the steps done are kept (cached); run the same command again to go on"
 
     def add_arguments(self, parser):
         from evaluation.services.case_study import DEFAULT_SYSTEMS, PROFILES
@@ -33,16 +36,17 @@ class Command(BaseCommand):
         parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                             help=f"comma-separated architectures (default {','.join(DEFAULT_SYSTEMS)}; also tucker)")
         parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available)")
-        parser.add_argument("--threads", type=int, default=1,
+        parser.add_argument("--threads", type=bounded_int(1, 4096), default=1,
                             help="torch CPU threads while training (default 1: fastest on a small shared CPU)")
         parser.add_argument("--out", help="output folder (default VAR_DIR/case-study/<study>-<profile>[-nN])")
-        parser.add_argument("--sample-size", type=int,
+        parser.add_argument("--sample-size", type=bounded_int(1, INT32_MAX),
                             help="use only the first N triples of the published sample (small version)")
         parser.add_argument("--skip-training", action="store_true",
                             help="train nothing: use the systems already trained with these settings")
         parser.add_argument("--data", help="dataset folder (default ../shared/data/fb15k-237)")
         parser.add_argument("--pooled", help="published campaign folder (default ../shared/data/fb15k-237-pooled)")
-        parser.add_argument("--epochs", type=int, help="override the profile's epochs for every system")
+        parser.add_argument("--epochs", type=bounded_int(1, 1_000_000),
+                            help="override the profile's epochs for every system")
         parser.add_argument("--no-analyses", action="store_true", help="skip discriminative power / data sensitivity")
         parser.add_argument("--no-figures", action="store_true")
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, bounded_int_list
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = "Evaluate a sample's systems on sparse, completed and completed-at-depth labels (micro, macro, PROBE, tau)."
 
     def add_arguments(self, parser):
@@ -24,16 +26,20 @@ class Command(BaseCommand):
         parser.add_argument("--pool", help="pool name giving the depths of judged triples (default: the only pool)")
         parser.add_argument("--out", help="folder for CSV/JSON/PNG outputs")
         parser.add_argument("--policy", default="realistic", choices=["realistic", "optimistic", "pessimistic"])
-        parser.add_argument("--cutoff", type=int, default=10, help="cut-off k of MAP@k, nDCG@k, P@k (default 10)")
-        parser.add_argument("--depths", help="comma-separated depths for completed@d (default 0..pool depth)")
+        parser.add_argument("--cutoff", type=bounded_int(1, INT32_MAX), default=10,
+                            help="cut-off k of MAP@k, nDCG@k, P@k (default 10)")
+        parser.add_argument("--depths", type=bounded_int_list(0, INT32_MAX),
+                            help="comma-separated depths for completed@d (default 0..pool depth)")
         parser.add_argument("--no-figures", action="store_true")
         parser.add_argument("--no-analyses", action="store_true",
                             help="skip discriminative power / data sensitivity / open-world simulation")
         parser.add_argument("--dp-test", choices=["t", "bootstrap"], default="t",
                             help="discriminative power: paired t-test (default) or Sakai's paired bootstrap")
-        parser.add_argument("--bootstrap-samples", type=int, default=1000, help="resamples of the bootstrap test")
+        parser.add_argument("--bootstrap-samples", type=bounded_int(1, 100_000), default=1000,
+                            help="resamples of the bootstrap test (default 1000)")
         parser.add_argument("--no-open-world", action="store_true", help="skip the open-world simulation")
-        parser.add_argument("--open-world-repeats", type=int, default=10, help="repeats per share of dropped answers")
+        parser.add_argument("--open-world-repeats", type=bounded_int(1, 10_000), default=10,
+                            help="repeats per share of dropped answers (default 10)")
         parser.add_argument("--device", help="torch device for scoring trained systems (default: CUDA if available)")
         parser.add_argument("--save", action="store_true", help="also record an EvaluationRun (report page)")
         parser.add_argument("--background", action="store_true", help="queue an EvaluationRun on Celery and exit")
@@ -64,7 +70,7 @@ class Command(BaseCommand):
         if labels and options["campaign"]:
             raise CommandError("give --labels or --campaign, not both")
         if labels and not Path(labels).is_file():
-            raise CommandError(f"labels file {labels} does not exist")
+            raise CommandError(f"labels file {labels} does not exist or is not a regular file")
         campaign = None
         if options["campaign"]:
             try:
@@ -72,11 +78,8 @@ class Command(BaseCommand):
                 check_campaign_sample(campaign, sample)
             except LabelError as exc:
                 raise CommandError(str(exc)) from None
-        try:
-            depths = [int(d) for d in options["depths"].split(",")] if options["depths"] else None
-        except ValueError:
-            raise CommandError("--depths must be comma-separated integers") from None
-        evaluation_options = EvaluationOptions(policy=options["policy"], cutoff=options["cutoff"], depths=depths,
+        evaluation_options = EvaluationOptions(policy=options["policy"], cutoff=options["cutoff"],
+                                               depths=options["depths"] or None,
                                                analyses=not options["no_analyses"], device=options["device"],
                                                dp_test=options["dp_test"], n_bootstrap=options["bootstrap_samples"],
                                                open_world=not options["no_open_world"],
@@ -101,6 +104,9 @@ class Command(BaseCommand):
         except (EvaluationError, LabelError, System.DoesNotExist) as exc:
             self._mark_failed(run, exc)
             raise CommandError(str(exc)) from None
+        except KeyboardInterrupt:
+            self._discard(run)  # interrupted: nothing is kept, not even the run row
+            raise
         except Exception as exc:
             self._mark_failed(run, exc)
             raise
@@ -108,6 +114,7 @@ class Command(BaseCommand):
         if run is not None:
             self.stdout.write(f"saved evaluation run {run.pk} ({run.result_dir})")
         if options["out"]:
+            self.interrupted_message = f"interrupted while writing to {options['out']}: its files may be incomplete"
             files = write_outputs(result, options["out"], figures=not options["no_figures"])
             self.stdout.write(f"wrote {len(files)} files to {options['out']}: {', '.join(files)}")
 
@@ -121,6 +128,19 @@ class Command(BaseCommand):
         EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.FAILED,
                                                        error=f"{type(exc).__name__}: {exc}"[:10000],
                                                        finished_at=timezone.now())
+
+    def _discard(self, run) -> None:
+        """Remove a run created by this command, with whatever files it had written."""
+        if run is None:
+            return
+        import shutil
+
+        from evaluation.models import EvaluationRun
+        from evaluation.services.runs import result_dir
+        from pooling.storage import storage_path
+
+        shutil.rmtree(storage_path(result_dir(run)), ignore_errors=True)
+        EvaluationRun.objects.filter(pk=run.pk).delete()
 
     def _progress(self, stage: str, done: int, total: int) -> None:
         sys.stderr.write(f"{stage}: {done}/{total}\n")

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, positive_seconds
 from pooling.management.commands._pooling_common import embedded, get_sample, wait_for_pool
 from pooling.management.progress import StageProgress
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
+    interrupted_message = ("interrupted: the ranking chunks already done are kept; run the command again to finish "
+                           "the pool")
+
     help = (
         "Build the pool of depth K on a sample: the filtered top-K candidates of each chosen system for every "
         "question, known triples (train/valid/test) excluded, merged across systems (each entry keeps its best "
@@ -20,13 +24,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("sample", help="Sample name, KG/NAME when several KGs have one of that name, or its id")
         parser.add_argument("--systems", required=True, help="Comma-separated system names, e.g. transe,distmult,conve")
-        parser.add_argument("--depth", type=int, default=10, help="Pool depth k (default 10)")
-        parser.add_argument("--name", help="Pool name (default: depth<K>-<systems>)")
-        parser.add_argument("--chunk-size", type=int, help="Questions per ranking task (default 256)")
+        parser.add_argument("--depth", type=bounded_int(1, INT32_MAX), default=10,
+                            help="Pool depth k, at most the number of entities (default 10)")
+        parser.add_argument("--name", help="Pool name: letters, digits, -, _ and + (default: depth<K>-<systems>)")
+        parser.add_argument("--chunk-size", type=bounded_int(1, INT32_MAX),
+                            help="Questions per ranking task (default 256)")
         parser.add_argument("--device", help="Embedded mode: cpu, cuda or cuda:N (default: cuda when available)")
         parser.add_argument("--force", action="store_true", help="Merge again even if the pool is done (no-op if unchanged)")
         parser.add_argument("--wait", action="store_true", help="With a broker: wait for the workers, showing progress")
-        parser.add_argument("--timeout", type=float, help="With --wait: give up waiting after this many seconds")
+        parser.add_argument("--timeout", type=positive_seconds,
+                            help="With --wait: give up waiting after this many seconds")
 
     def handle(self, *args: object, **options: object) -> None:
         from pooling.models import Pool, System
@@ -45,8 +52,8 @@ class Command(BaseCommand):
                 try:
                     pool = build_pool_now(pool, force=options["force"], device=options["device"], progress=progress)
                 except Exception as exc:
-                    raise CommandError(f"building pool {pool.name} failed: {type(exc).__name__}: {exc}\n"
-                                       f"Run the command again to finish it (done chunks are kept).") from None
+                    raise CommandError(f"building pool {pool.name} failed: {type(exc).__name__}: {exc}; "
+                                       "run the command again to finish it (done chunks are kept)") from None
             else:
                 with transaction.atomic():
                     started = start_pool_build(pool, force=options["force"])

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from kgpool.commands import KgpoolCommand, refused
 from pooling.management.commands._pooling_common import get_kg
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Import a model trained elsewhere from its checkpoint as a system of a knowledge graph. The weights are "
         "converted into kgpool's own architecture and saved as a kgpool checkpoint, so the system is ready like a "
@@ -17,7 +18,8 @@ class Command(BaseCommand):
         "--option values it does not record). Supported: TransE (p 1 or 2), RotatE, DistMult, ComplEx, RESCAL, "
         "and ConvE / TuckER trained with inverse triples; anything PyKEEN would score differently is refused with "
         "the reason. Entity and relation labels must be the KG's keys. Files are read without running code from "
-        "them and without pykeen installed. All or nothing."
+        "them and without pykeen installed: only torch.save archives are read, by kgpool's own allow-list reader "
+        "(TorchScript archives and plain pickles are refused unread). All or nothing."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,13 +54,14 @@ class Command(BaseCommand):
             if not sep or not key.strip():
                 raise CommandError(f"--option {item!r}: expected KEY=VALUE")
             pairs[key.strip()] = value.strip()
+        self.interrupted_message = f"importing {options['checkpoint']} interrupted; nothing was imported"
         try:
             system = import_checkpoint(
                 kg, options["checkpoint"], fmt=options["fmt"], name=options["name"], model=options["model"],
                 options=pairs, description=options["description"], device=options["device"],
             )
         except (CheckpointImportError, RunImportError) as exc:
-            raise CommandError(f"{exc}\nNothing was imported.") from None
+            raise refused(exc) from None
 
         def fmt(value):
             return "-" if value is None else f"{value:.4f}"

@@ -2,22 +2,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
+from kgpool.commands import KgpoolCommand, refused
 from pooling.engine.kgfiles import KGFormatError, MetadataFiles
 from pooling.management.progress import StageProgress
 from pooling.services.kg_import import KGImportError, import_kg
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Import a knowledge graph from DIR (train.txt, valid.txt, test.txt: `h r t`, tab or space separated) with "
         "the entity and relation metadata files found beside them. Everything is written in one transaction: "
-        "on any error nothing is imported."
+        "on any error nothing is imported. Keys longer than the database holds (entities 255, relations 500 "
+        "characters), lines over 1 MiB, JSON over 1 GiB or nested too deeply, and anything but regular files are "
+        "refused with the file and line."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name", help="Short name (slug) for the knowledge graph, e.g. fb15k-237")
+        parser.add_argument("name", help="Short name for the knowledge graph, e.g. fb15k-237: letters, digits, - and _ "
+                                         "(at most 100)")
         parser.add_argument("dir", type=Path, help="Folder with train.txt, valid.txt and test.txt")
         parser.add_argument("--replace", action="store_true", help="Overwrite an existing knowledge graph of that name")
         parser.add_argument("--description", default="", help="Free text shown in the admin")
@@ -49,7 +53,7 @@ class Command(BaseCommand):
                     description=options["description"], progress=progress,
                 )
             except (KGFormatError, KGImportError) as exc:
-                raise CommandError(f"{exc}\nNothing was imported.") from None
+                raise refused(exc) from None
         self.stdout.write(
             f"Imported {kg.name}: {kg.num_entities:,} entities, {kg.num_relations:,} relations, "
             f"triples train {kg.num_train:,} / valid {kg.num_valid:,} / test {kg.num_test:,}"

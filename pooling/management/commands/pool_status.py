@@ -2,17 +2,19 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int
 from pooling.management.commands._pooling_common import wait_for_pool
 from pooling.management.progress import StageProgress
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = "Show pools (all, or one by id) with status, progress (ranking chunks done / total) and entries per depth."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("pool", nargs="?", type=int, help="Pool id (default: list every pool)")
+        parser.add_argument("pool", nargs="?", type=bounded_int(1, INT32_MAX),
+                            help="Pool id (default: list every pool)")
         parser.add_argument("--wait", action="store_true", help="Follow the pool with a progress bar until it is done")
 
     def handle(self, *args: object, **options: object) -> None:

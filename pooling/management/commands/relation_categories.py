@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from kgpool.commands import KgpoolCommand, bounded_float
 from pooling.models import KnowledgeGraph
 from pooling.selectors.kg import kg_by_name, kg_relation_categories
 
 
-class Command(BaseCommand):
+class Command(KgpoolCommand):
     help = (
         "Print relation<TAB>category<TAB>tph<TAB>hpt for every relation of a knowledge graph: 1-1 / 1-N / N-1 / N-N "
         "from the TRAIN split, where tph (hpt) is the mean number of distinct tails per (relation, head) "
@@ -17,7 +18,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="Knowledge graph name (as given to import_kg)")
-        parser.add_argument("--threshold", type=float, default=1.5, help="Mean at which a side counts as 'many' (default 1.5)")
+        parser.add_argument("--threshold", type=bounded_float(0, 1e9, above_low=True), default=1.5,
+                            help="Mean at which a side counts as 'many' (default 1.5)")
 
     def handle(self, *args: object, **options: object) -> None:
         try:

@@ -1,0 +1,72 @@
+"""Reads: a pool as the arrays the judging orders work on (``annotation.lib.judging_order.PoolView``).
+
+Item i of the view is the pool's i-th entry by primary key; hits without a system (imported pools without
+system information) are left out (their entries keep their stored depth); a hit without a rank counts at the
+entry's depth.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotation.lib.judging_order import PoolView
+from pooling.engine.questions import known_answers
+from pooling.models import Pool, PoolEntry, PoolHit
+from pooling.selectors.kg import kg_relation_categories, kg_triples
+from pooling.selectors.pools import sample_questions
+
+CATEGORY_CODES = {"1-1": 0, "1-N": 1, "N-1": 2, "N-N": 3}
+
+
+@dataclass(frozen=True)
+class PoolIndex:
+    """What the view's integer ids stand for."""
+
+    entry_pks: np.ndarray  # item index -> PoolEntry pk (ascending)
+    triples: np.ndarray  # (n, 3) head, relation, tail indices of each item
+    system_pks: list[int]
+    system_names: list[str]
+    system_architectures: list[str]
+    qids: list[str]
+
+    def items_of(self, entry_pks: np.ndarray) -> np.ndarray:
+        """Item indices of the given entry pks (-1 where not in the pool)."""
+        entry_pks = np.asarray(entry_pks, dtype=np.int64)
+        if not self.entry_pks.size:
+            return np.full(entry_pks.shape, -1, dtype=np.int64)
+        position = np.minimum(np.searchsorted(self.entry_pks, entry_pks), self.entry_pks.size - 1)
+        return np.where(self.entry_pks[position] == entry_pks, position, -1)
+
+
+def pool_view(pool: Pool) -> tuple[PoolView, PoolIndex]:
+    kg = pool.sample.kg
+    entries = np.array(list(PoolEntry.objects.filter(pool=pool).order_by("pk").values_list(
+        "pk", "head__index", "relation__index", "tail__index", "depth")), dtype=object).reshape(-1, 5)
+    entry_pks = entries[:, 0].astype(np.int64)
+    triples = entries[:, 1:4].astype(np.int64)
+    depth = np.array([pool.depth if d is None else d for d in entries[:, 4]], dtype=np.int64)
+    systems = list(pool.systems.order_by("name").values_list("pk", "name", "architecture"))
+    system_index = {pk: i for i, (pk, _name, _arch) in enumerate(systems)}
+    sq = sample_questions(pool.sample)
+    question_index = {int(pk): i for i, pk in enumerate(sq.pks)}
+    rows = np.array(list(PoolHit.objects.filter(entry__pool=pool, system__isnull=False).values_list(
+        "entry_id", "system_id", "question_id", "rank")), dtype=object).reshape(-1, 4)
+    index = PoolIndex(entry_pks, triples, [s[0] for s in systems], [s[1] for s in systems],
+                      [s[2] or s[1] for s in systems], sq.qids)
+    items = index.items_of(rows[:, 0].astype(np.int64))
+    keep = items >= 0
+    hit_rank = np.array([depth[i] if r is None else r for i, r in zip(items, rows[:, 3])], dtype=np.int64)
+    hit_system = np.array([system_index.get(s, -1) for s in rows[:, 1]], dtype=np.int64)
+    hit_question = np.array([question_index.get(q, -1) for q in rows[:, 2]], dtype=np.int64)
+    keep &= (hit_system >= 0) & (hit_question >= 0)
+    questions = sq.questions
+    categories = [CATEGORY_CODES.get(c, 3) for _key, c, _tph, _hpt in kg_relation_categories(kg)]
+    group = np.array(categories, dtype=np.int64)[questions.relation] * 2 + questions.side.astype(np.int64) \
+        if len(questions) else np.zeros(0, dtype=np.int64)
+    arrays = kg_triples(kg)
+    known = known_answers(questions, arrays["train"], arrays["valid"], arrays["test"]).lengths
+    view = PoolView.build(len(entry_pks), items[keep], hit_system[keep], hit_question[keep], hit_rank[keep],
+                          num_systems=len(systems), num_questions=len(questions), depth=depth,
+                          question_relation=questions.relation, question_group=group, question_known=known)
+    return view, index

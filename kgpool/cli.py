@@ -1,0 +1,42 @@
+"""The ``kgpool`` command (``pip install .``): kgpool's management commands and ``python -m evaluation``.
+
+    kgpool quickstart                      = python manage.py quickstart
+    kgpool campaign apply FILE [--plan]    = python manage.py campaign apply FILE [--plan]
+    kgpool eval trec -m map QRELS RUN      = python -m evaluation trec -m map QRELS RUN (no Django, no torch)
+    kgpool COMMAND ...                     = python manage.py COMMAND ... (import_kg, train_model, runserver...)
+
+Installed outside a source checkout, kgpool keeps its database and files in ./var of the current folder unless
+KGPOOL_VAR_DIR says otherwise (a source checkout uses its own var/, as manage.py does).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EVALUATION = ("eval", "evaluation")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in EVALUATION:
+        from evaluation.cli import main as evaluation_main
+
+        return evaluation_main(argv[1:])
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip() + "\n\nCommands: kgpool help (every management command), kgpool COMMAND --help.")
+        if not argv:
+            return 0
+    checkout = Path(__file__).resolve().parent.parent / "manage.py"
+    if not checkout.is_file():
+        os.environ.setdefault("KGPOOL_VAR_DIR", str(Path.cwd() / "var"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgpool.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(["kgpool", *argv])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""Response headers Django has no setting for."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+CSP_HEADER = "Content-Security-Policy"
+
+
+class ContentSecurityPolicyMiddleware:
+    """Adds ``settings.KGPOOL_CONTENT_SECURITY_POLICY`` to every response that does not set its own (an empty
+    policy turns the header off). First in MIDDLEWARE, so static files, redirects and 429 answers get it too."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+        self.policy = settings.KGPOOL_CONTENT_SECURITY_POLICY
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if self.policy and CSP_HEADER not in response:
+            response[CSP_HEADER] = self.policy
+        return response

@@ -1,0 +1,1 @@
+"""The pooling app's part of the /api/v1/ API (knowledge graphs, systems, samples, pools, uploads)."""

@@ -1,0 +1,91 @@
+"""A campaign file applied twice changes nothing the second time (issue 17): the plan of the second apply has no
+change, every row is as the first apply left it, and the file `campaign export` writes back plans nothing."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotation.lib.campaign_file import parse_campaign_file
+from annotation.models import Campaign, CampaignFile, Item, Membership, QuestionTemplate
+from annotation.services.campaign_apply import apply_campaign, plan_campaign
+from pooling.models import KnowledgeGraph, Pool, PoolEntry, PoolHit, Sample, System
+from tests._campaign_file_support import write_campaign
+from tests._pool_support import storage  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.django_db
+
+
+def snapshot() -> dict:
+    """Every row the apply writes, with the fields it could change."""
+    return {
+        "kgs": list(KnowledgeGraph.objects.values_list("pk", "name", "num_entities")),
+        "systems": list(System.objects.order_by("pk").values_list("pk", "name", "status", "checkpoint_file", "updated_at")),
+        "samples": list(Sample.objects.values_list("pk", "name", "size")),
+        "pools": list(Pool.objects.values_list("pk", "name", "depth", "status", "updated_at")),
+        "entries": list(PoolEntry.objects.order_by("pk").values_list("pk", "head_id", "relation_id", "tail_id", "depth")),
+        "hits": PoolHit.objects.count(),
+        "campaigns": list(Campaign.objects.values_list(
+            "pk", "name", "description", "gold_rate", "judging_order", "item_budget", "allowed_domains")),
+        "items": list(Item.objects.order_by("pk").values_list(
+            "pk", "entry_id", "status", "label", "label_origin", "rule", "queue_key", "is_gold", "gold_answer")),
+        "members": sorted(Membership.objects.values_list("user__username", "role")),
+        "users": sorted(get_user_model().objects.values_list("username", flat=True)),
+        "templates": QuestionTemplate.objects.count(),
+        "files": list(CampaignFile.objects.values_list("pk", "applied_at")),
+    }
+
+
+def test_applying_a_campaign_file_twice_changes_nothing_the_second_time(storage, tmp_path):  # noqa: F811
+    path = write_campaign(tmp_path, systems=("distmult", "transe"),
+                          extra='\n[templates]\n"isa" = "Is {head} a kind of {tail}?"\n')
+    spec = parse_campaign_file(path)
+    first = apply_campaign(spec, path=str(path))
+    assert {a.subject for a in first.changes} >= {"knowledge graph cf-umls", "system distmult", "system transe",
+                                                  "sample uniform-6-seed3", "campaign cf", "member cf-ann"}
+    campaign = Campaign.objects.get(name="cf")
+    items = Item.objects.filter(campaign=campaign, is_gold=False)
+    assert items.count() == PoolEntry.objects.filter(pool=campaign.pool).count() > 0
+    assert set(campaign.pool.systems.values_list("name", flat=True)) == {"distmult", "transe"}
+    assert Item.objects.filter(campaign=campaign, is_gold=True).exists()  # gold rate 0.1
+    assert QuestionTemplate.objects.get(campaign=campaign, relation__key="isa").text == "Is {head} a kind of {tail}?"
+    assert sorted(Membership.objects.filter(campaign=campaign).values_list("user__username", "role")) == [
+        ("cf-ada", "adjudicator"), ("cf-ann", "annotator"), ("cf-bob", "annotator")]
+    before = snapshot()
+
+    second_plan = plan_campaign(parse_campaign_file(path))
+    assert second_plan.changes == [] and second_plan.refusals == [], second_plan.lines()
+    second = apply_campaign(parse_campaign_file(path), path=str(path))
+    assert second.changes == []
+    assert snapshot() == before
+
+    out = io.StringIO()
+    call_command("campaign", "apply", str(path), stdout=out)
+    assert "applied cf: nothing to change" in out.getvalue()
+    assert snapshot() == before
+
+    exported = tmp_path / "exported" / "cf.toml"
+    exported.parent.mkdir()
+    call_command("campaign", "export", "cf", "-o", str(exported), stderr=io.StringIO())
+    text = exported.read_text()
+    assert 'name = "cf"' in text and 'depth = 2' in text and 'isa = "Is {head} a kind of {tail}?"' in text
+    assert plan_campaign(parse_campaign_file(exported)).changes == []
+    assert snapshot() == before
+
+
+def test_the_plan_writes_nothing_and_refusals_stop_the_apply(storage, tmp_path):  # noqa: F811
+    path = write_campaign(tmp_path)
+    out = io.StringIO()
+    call_command("campaign", "apply", str(path), "--plan", stdout=out)
+    assert "+ knowledge graph cf-umls" in out.getvalue() and "+ campaign cf" in out.getvalue()
+    assert not KnowledgeGraph.objects.exists() and not Campaign.objects.exists()
+
+    call_command("campaign", "apply", str(path), stdout=io.StringIO())
+    before = snapshot()
+    (tmp_path / "other").mkdir()
+    other = write_campaign(tmp_path / "other", size=5)
+    with pytest.raises(CommandError, match=r"campaign cf: judges sample uniform-6-seed3, not uniform-5-seed3"):
+        call_command("campaign", "apply", str(other), stdout=io.StringIO())
+    assert snapshot() == before

@@ -1,0 +1,183 @@
+"""Hostile input files for every ``python -m evaluation`` subcommand (issue #13, item 7): a FIFO, ``/dev/zero``, a
+directory, a missing file, a 2 MiB line, a 1,000,000-character field, bytes that are not UTF-8, non-finite numbers.
+
+Each is refused with one line ``error: FILE[:LINE]: reason`` on stderr and exit status 2, nothing on stdout,
+without blocking (a SIGALRM guard turns a hang into a failure) and without a large allocation (tracemalloc peak,
+as tests/test_import_hostile_inputs.py measures the importers).
+"""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evaluation.cli import main
+from tests._hostile_support import dev_zero, directory, fifo, no_hang  # noqa: F401  (no_hang: autouse fixture)
+
+REPO = Path(__file__).resolve().parent.parent
+PEAK_LIMIT = 64 << 20  # bytes: the biggest hostile file here is 2 MiB
+
+GOOD = {
+    "qrels": "q1 0 d1 1\nq1 0 d2 0\n",
+    "run": "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n",
+    "ranks.tsv": "h\tr\tt\thead\t1\t10\nh\tr\tt\ttail\t2\t10\n",
+    "train.txt": "h\tr\tt\nt\tr\th\n",
+    "categories.tsv": "r\t1-1\n",
+    "weights.tsv": "r\t1\n",
+    "a.csv": "system,MRR\nA,0.1\nB,0.2\n",
+    "b.csv": "system,MRR\nA,0.2\nB,0.1\n",
+}
+
+# role: (file replaced by the hostile one, command line with {name} placeholders for the files)
+ROLES: dict[str, tuple[str, list[str]]] = {
+    "trec-qrels": ("qrels", ["trec", "{qrels}", "{run}"]),
+    "trec-run": ("run", ["trec", "-q", "-m", "all_trec", "{qrels}", "{run}"]),
+    "macro-run": ("run", ["macro", "{qrels}", "{run}"]),
+    "micro-ranks": ("ranks.tsv", ["micro", "{ranks.tsv}"]),
+    "micro-categories": ("categories.tsv", ["micro", "{ranks.tsv}", "--by", "category", "--categories",
+                                            "{categories.tsv}"]),
+    "micro-train": ("train.txt", ["micro", "{ranks.tsv}", "--by", "category", "--train", "{train.txt}"]),
+    "micro-weights": ("weights.tsv", ["micro", "{ranks.tsv}", "--relation-weights", "{weights.tsv}"]),
+    "probe-ranks": ("ranks.tsv", ["probe", "--ranks", "{ranks.tsv}", "--train", "{train.txt}"]),
+    "probe-train": ("train.txt", ["probe", "--ranks", "{ranks.tsv}", "--train", "{train.txt}"]),
+    "kendall-a": ("a.csv", ["kendall", "{a.csv}", "{b.csv}"]),
+    "kendall-b": ("b.csv", ["kendall", "{a.csv}", "{b.csv}"]),
+}
+
+
+def not_a_file(build: Callable[[Path], Path], reason: str) -> Callable[[Path, str], tuple[str, str]]:
+    """Builder of something that is not a regular file: refused as a whole, without a line."""
+    def make(path: Path, good: str) -> tuple[str, str]:
+        build(path)
+        return "", reason
+
+    return make
+
+
+def missing(path: Path, good: str) -> tuple[str, str]:
+    return "", "No such file or directory"
+
+
+def long_line(path: Path, good: str) -> tuple[str, str]:
+    path.write_text(good + "x" * (2 << 20))
+    return f":{good.count(chr(10)) + 1}", "longer than"
+
+
+def long_field(path: Path, good: str) -> tuple[str, str]:  # under the 1 MiB line limit: the field limit refuses it
+    path.write_text(good + "d" * 1_000_000 + " 1\n")
+    return f":{good.count(chr(10)) + 1}", "a field of 1,000,000 characters"
+
+
+def not_utf8(path: Path, good: str) -> tuple[str, str]:
+    path.write_bytes(good.encode() + b"\xff\xfe x\n")
+    return f":{good.count(chr(10)) + 1}", "not valid UTF-8"
+
+
+# name: builder(path, good content) -> (":LINE" the error names or "", reason it gives)
+HOSTILE: dict[str, Callable[[Path, str], tuple[str, str]]] = {
+    "fifo": not_a_file(fifo, "FIFO"), "dev-zero": not_a_file(dev_zero, "character device"),
+    "directory": not_a_file(directory, "directory"),
+    "missing": missing, "long-line": long_line, "long-field": long_field, "not-utf8": not_utf8,
+}
+
+
+def files(folder: Path) -> dict[str, Path]:
+    paths = {name: folder / name for name in GOOD}
+    for name, path in paths.items():
+        path.write_text(GOOD[name])
+    return paths
+
+
+def command(template: list[str], paths: dict[str, Path]) -> list[str]:
+    return [str(paths[arg[1:-1]]) if arg.startswith("{") else arg for arg in template]
+
+
+def assert_refused(capsys, argv: list[str], named: str, reason: str) -> str:
+    """``main(argv)``: exit status 2, one stderr line ``error: <named>...<reason>``, nothing printed, small peak."""
+    capsys.readouterr()
+    tracemalloc.start()
+    try:
+        status = main(argv)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    out, err = capsys.readouterr()
+    assert status == 2, (status, err)
+    assert out == "" and err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith(f"error: {named}"), (named, err)
+    assert reason in err, (reason, err)
+    assert peak < PEAK_LIMIT, f"peak allocation {peak / 2**20:.0f} MiB for {argv}"
+    return err
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+@pytest.mark.parametrize("role", ROLES)
+def test_hostile_file_is_one_line(tmp_path, capsys, role, hostile):
+    replaced, template = ROLES[role]
+    paths = files(tmp_path)
+    paths[replaced].unlink()
+    where, reason = HOSTILE[hostile](paths[replaced], GOOD[replaced])
+    assert_refused(capsys, command(template, paths), f"{paths[replaced]}{where}", reason)
+
+
+@pytest.mark.parametrize("role, content, where", [
+    ("micro-weights", "r\tinf\n", ":1"), ("micro-weights", "r\t1\ns\tnan\n", ":2"),
+    ("micro-weights", "r\t-inf\n", ":1"), ("kendall-a", "system,MRR\nA,0.1\nB,inf\n", ":3"),
+    ("kendall-b", "system,MRR\nA,nan\nB,0.1\n", ":2"),
+])
+def test_non_finite_numbers_are_refused_with_their_line(tmp_path, capsys, role, content, where):
+    replaced, template = ROLES[role]
+    paths = files(tmp_path)
+    paths[replaced].write_text(content)
+    assert_refused(capsys, command(template, paths), f"{paths[replaced]}{where}", "not finite")
+
+
+def test_standard_input_without_line_ends_is_refused(tmp_path, capsys, monkeypatch):
+    """``trec QRELS -`` with /dev/zero on standard input: refused once the first line passes 1 MiB."""
+    paths = files(tmp_path)
+    with open("/dev/zero", "rb") as zero:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(zero))
+        assert_refused(capsys, ["trec", str(paths["qrels"]), "-"], "<stdin>:1", "line of more than 1,048,576 bytes")
+
+
+@pytest.mark.parametrize("hits", ["99999999999", "²", "1,-3", "9" * 5000])
+def test_hits_out_of_range(tmp_path, capsys, hits):
+    paths = files(tmp_path)
+    assert_refused(capsys, ["micro", str(paths["ranks.tsv"]), "--hits", hits], "--hits must be", "positive integers")
+
+
+def test_wide_tables_are_not_taken_for_long_fields(tmp_path, capsys):
+    """A CSV line longer than the field limit is fine when its cells are short: cells end at commas."""
+    metrics = [f"metric{i:04d}" for i in range(500)]  # a header line of 5,500 characters without a space
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("system," + ",".join(metrics) + "\n" + "".join(f"S{s}," + ",".join(["0.5"] * 499 + [str(s)]) + "\n"
+                                                                for s in range(3)))
+    b.write_text(a.read_text())
+    assert main(["kendall", str(a), str(b)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "metric0499\t1"
+
+
+def test_on_the_command_line(tmp_path):
+    """`python -m evaluation trec` on a FIFO: exit status 2 and one line at once; neither Django nor torch loaded."""
+    paths = files(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    script = (
+        "import sys\n"
+        "from evaluation.cli import main\n"
+        "codes = [main(['trec', sys.argv[1], sys.argv[2]]), main(['micro', sys.argv[3]]),"
+        " main(['trec', sys.argv[1], sys.argv[4]])]\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'torch'))\n"
+        "print(codes, heavy)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run([sys.executable, "-c", script, str(paths["qrels"]), str(paths["run"]),
+                           str(paths["ranks.tsv"]), str(tmp_path / "pipe")], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines()[-1] == "[0, 0, 2] []", done.stdout + done.stderr
+    assert done.stderr == f"error: {tmp_path / 'pipe'}: cannot read file: is a FIFO (named pipe), not a regular file\n"
