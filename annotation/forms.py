@@ -13,7 +13,7 @@ from annotation.models import Label, QuestionTemplate, Role
 
 class JudgmentForm(forms.Form):
     answer = forms.ChoiceField(choices=Label.choices, widget=forms.RadioSelect)
-    source_url = forms.CharField(max_length=2000, label="Source URL",
+    source_url = forms.CharField(max_length=2000, label="Source URL", required=False,  # the evidence policy decides
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "url",
                                                               "placeholder": "https://en.wikipedia.org/wiki/…"}))
     quote = forms.CharField(required=False, max_length=5000, label="Quote (optional)",

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_CHOICES
 from pooling.models import Entity, KnowledgeGraph, Pool, PoolEntry, Relation
 
 DEFAULT_ALLOWED_DOMAINS = ["wikipedia.org", "wikidata.org", "imdb.com", "allmusic.com"]
@@ -73,6 +74,10 @@ class Campaign(models.Model):
     )
     order_rewards = models.PositiveIntegerField(
         default=0, editable=False, help_text="Final labels the queue order was last computed from"
+    )
+    evidence_policy = models.CharField(
+        max_length=5, default=DEFAULT_EVIDENCE_POLICY, choices=EVIDENCE_CHOICES,
+        help_text="For which answers a source URL is required (a source given is always checked)",
     )
     evaluate_when_done = models.BooleanField(
         default=False, editable=False,
@@ -214,8 +219,10 @@ class Judgment(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments")
     assignment = models.OneToOneField(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgment")
     answer = models.CharField(max_length=1, choices=Label.choices)
-    source_url = models.URLField(max_length=2000, help_text="Normalised: lower-case host, no fragment")
-    source_domain = models.CharField(max_length=255, help_text="The allow-listed domain the URL matched")
+    source_url = models.URLField(max_length=2000, blank=True,
+                                 help_text="Normalised: lower-case host, no fragment; empty when the campaign's "
+                                           "evidence policy did not require one and none was given")
+    source_domain = models.CharField(max_length=255, blank=True, help_text="The allow-listed domain the URL matched")
     quote = models.TextField(blank=True)
     given_at = models.DateTimeField()
     # Measured on the server, from the hand-out to the answer (what the rushed-answer check reads); the client's

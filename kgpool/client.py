@@ -265,6 +265,7 @@ class Client:
 
     def create_campaign(self, name: str, pool: int, **settings: Any) -> dict[str, Any]:
         """Settings: description, allowed_domains, assignment_timeout_s, gold_rate, rushed_factor, gold_threshold,
+        evidence_policy (yes, no, both, never: for which answers a source URL is required),
         judging_order, item_budget, seed, reuse, filters (rules), gold (add gold checks)."""
         return self.post("campaigns/", {"name": name, "pool": pool, **settings})
 
@@ -305,7 +306,7 @@ class Client:
     def next_item(self, name: str) -> HandOut:
         return self.post(f"campaigns/{name}/next-item/")
 
-    def judge(self, name: str, hand_out: int, answer: str, source_url: str, *, quote: str = "",
+    def judge(self, name: str, hand_out: int, answer: str, source_url: str = "", *, quote: str = "",
               request_id: str = "") -> dict[str, Any]:
         return self.post(f"campaigns/{name}/hand-outs/{hand_out}/judgment/",
                          {"answer": answer, "source_url": source_url, "quote": quote, "request_id": request_id})

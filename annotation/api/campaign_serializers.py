@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from annotation.lib.evidence import EVIDENCE_CHOICES
 from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
 from annotation.models import Role
@@ -29,6 +30,8 @@ class SettingsFields(serializers.Serializer):
     gold_rate = serializers.FloatField(min_value=0, max_value=0.99, required=False)
     rushed_factor = serializers.FloatField(min_value=0, max_value=1e6, required=False)
     gold_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
+    evidence_policy = serializers.ChoiceField(choices=EVIDENCE_CHOICES, required=False,
+                                              help_text="for which answers a source URL is required")
     judging_order = serializers.ChoiceField(choices=ORDERS, required=False)
     item_budget = serializers.IntegerField(min_value=0, max_value=INT32, allow_null=True, required=False,
                                            help_text="stop handing out new pool items after this many (null: none)")
@@ -56,6 +59,7 @@ class CampaignSettingsOut(serializers.Serializer):
     gold_rate = serializers.FloatField()
     rushed_factor = serializers.FloatField()
     gold_threshold = serializers.FloatField()
+    evidence_policy = serializers.CharField()
     judging_order = serializers.CharField()
     item_budget = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import campaign_serializers as s
+from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY
 from annotation.models import Campaign, Item, Judgment, Role
 from annotation.selectors import web
 from annotation.services.errors import AnnotationError
@@ -72,7 +73,8 @@ class CampaignList(APIView):
                 campaign = create_campaign(
                     v["name"], pool, description=v.get("description", ""), allowed_domains=v.get("allowed_domains"),
                     assignment_timeout_s=v.get("assignment_timeout_s", 1800), gold_rate=v.get("gold_rate", 0.05),
-                    rushed_factor=v.get("rushed_factor", 0.25), seed=v["seed"], reuse=v["reuse"])
+                    rushed_factor=v.get("rushed_factor", 0.25),
+                    evidence_policy=v.get("evidence_policy", DEFAULT_EVIDENCE_POLICY), seed=v["seed"], reuse=v["reuse"])
                 _set(campaign, v)
                 if v.get("filters"):
                     apply_filter(campaign, v["filters"])

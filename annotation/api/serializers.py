@@ -6,7 +6,10 @@ from rest_framework import serializers
 
 class JudgmentIn(serializers.Serializer):
     answer = serializers.CharField(max_length=5, help_text="Y or N (yes / no accepted)")
-    source_url = serializers.CharField(max_length=2000, help_text="On one of the campaign's verified domains")
+    source_url = serializers.CharField(
+        max_length=2000, required=False, allow_blank=True, default="",
+        help_text="On one of the campaign's verified domains; required for the answers the campaign's "
+                  "evidence_policy names (yes: for Y, no: for N, both, never)")
     quote = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
     time_on_task_ms = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=86_400_000,

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
 from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
 from annotation.lib.type_rule import TYPE_SOURCES
@@ -99,8 +100,8 @@ class FilterSpec:
 
 @dataclass(frozen=True)
 class JudgingSpec:
-    """Campaign settings of ``[judging]``. The evidence policy, guidelines and "can't tell" settings belong here
-    too once campaigns have them (one field each, read in ``_judging``, applied in ``campaign_apply.settings``)."""
+    """Campaign settings of ``[judging]``. Guidelines and "can't tell" settings belong here too once campaigns
+    have them (one field each, read in ``_judging``, applied in ``campaign_apply.settings``)."""
 
     order: str = "random"
     budget: int | None = None
@@ -109,6 +110,7 @@ class JudgingSpec:
     gold_seed: int = 0
     rushed_factor: float = 0.25
     gold_threshold: float = 0.8
+    evidence_policy: str = DEFAULT_EVIDENCE_POLICY  # for which answers a source URL is required
     seed: int = 0  # shuffles the queue when the campaign is created
     reuse: bool = True  # take over final labels of earlier campaigns on the same KG
 
@@ -474,6 +476,8 @@ class _Reader:
             rushed_factor=self.value(judging, "rushed_factor", float, "judging", defaults.rushed_factor, low=0.0),
             gold_threshold=self.value(judging, "gold_threshold", float, "judging", defaults.gold_threshold, low=0.0,
                                       high=1.0),
+            evidence_policy=self.value(judging, "evidence_policy", str, "judging", defaults.evidence_policy,
+                                       choices=tuple(EVIDENCE_POLICIES)),
             seed=self.value(judging, "seed", int, "judging", 0, low=0, high=INT32_MAX),
             reuse=self.value(judging, "reuse", bool, "judging", True),
         )

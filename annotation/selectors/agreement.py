@@ -15,6 +15,7 @@ from annotation.lib.agreement import (
     percent_agreement,
     wilson_interval,
 )
+from annotation.lib.evidence import NO_SOURCE_GROUP
 from annotation.models import Campaign, Item, Judgment
 from annotation.selectors.filtering import kg_categories
 
@@ -35,7 +36,7 @@ def _judgments(campaign: Campaign):
     rows = Judgment.objects.filter(item__campaign=campaign, item__is_gold=False).order_by("item_id", "given_at", "pk")
     by_item: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
     for item_id, user_id, answer, domain in rows.values_list("item_id", "user_id", "answer", "source_domain"):
-        by_item[item_id].append((user_id, answer, domain))
+        by_item[item_id].append((user_id, answer, domain or NO_SOURCE_GROUP))
     return by_item
 
 

@@ -10,6 +10,7 @@ from statistics import median
 from django.contrib.auth import get_user_model
 
 from annotation.lib.agreement import Interval, Table, table_intervals
+from annotation.lib.evidence import NO_SOURCE_GROUP
 from annotation.models import Adjudication, Campaign, Item, Judgment, Label
 from annotation.selectors.filtering import kg_categories
 from pooling.models import PoolHit
@@ -57,7 +58,7 @@ def judgment_pairs(campaign: Campaign) -> dict[int, tuple[tuple[str, str], tuple
         .values_list("item_id", "answer", "source_domain")
     )
     for item_id, answer, domain in rows.iterator(chunk_size=5000):
-        by_item[item_id].append((answer, domain))
+        by_item[item_id].append((answer, domain or NO_SOURCE_GROUP))
     return {pk: (j[0], j[1]) for pk, j in by_item.items() if len(j) >= 2}
 
 

@@ -65,8 +65,10 @@ def decode_row(model: type[models.Model], row: dict[str, Any], fields: Iterable[
     """``row``'s values of ``fields`` as model attribute values (dates parsed)."""
     values = {}
     for name in fields:
-        value = row[name]
         field = model._meta.get_field(name)
+        if name not in row and field.has_default():
+            continue  # a field added after the backup was written (e.g. a campaign's evidence_policy): its default
+        value = row[name]
         if value is not None and isinstance(field, models.DateTimeField):
             value = datetime.fromisoformat(value)
         values[name] = value
@@ -168,7 +170,7 @@ POOL_ENTRY_FIELDS = ["depth", "num_systems"]
 POOL_HIT_FIELDS = ["rank"]
 USER_FIELDS = ["first_name", "last_name", "email", "is_active", "date_joined"]
 CAMPAIGN_FIELDS = ["name", "description", "allowed_domains", "judgments_per_item", "assignment_timeout_s", "gold_rate",
-                   "rushed_factor", "gold_threshold", "created_at"]
+                   "rushed_factor", "gold_threshold", "evidence_policy", "created_at"]
 MEMBERSHIP_FIELDS = ["role", "added_at"]
 TEMPLATE_FIELDS = ["text", "is_generated", "updated_at"]
 ITEM_FIELDS = ["status", "label", "label_origin", "rule", "num_judgments", "num_active", "queue_key", "is_gold",

@@ -424,8 +424,8 @@ class _Steps:
         return create_campaign(self.spec.name, pool, description=self.spec.description,
                                allowed_domains=list(self.spec.allowed_domains) if self.spec.allowed_domains is not None
                                else None, assignment_timeout_s=judging.assignment_timeout_s,
-                               gold_rate=judging.gold_rate, rushed_factor=judging.rushed_factor, seed=judging.seed,
-                               reuse=judging.reuse)
+                               gold_rate=judging.gold_rate, rushed_factor=judging.rushed_factor,
+                               evidence_policy=judging.evidence_policy, seed=judging.seed, reuse=judging.reuse)
 
     def templates(self, kg: KnowledgeGraph | None, campaign: Campaign | None) -> None:
         from annotation.lib.templates import TemplateError, check_template
@@ -520,7 +520,7 @@ class _Steps:
         judging = self.spec.judging
         wanted = {"description": self.spec.description, "assignment_timeout_s": judging.assignment_timeout_s,
                   "gold_rate": judging.gold_rate, "rushed_factor": judging.rushed_factor,
-                  "gold_threshold": judging.gold_threshold}
+                  "gold_threshold": judging.gold_threshold, "evidence_policy": judging.evidence_policy}
         domains = [d for d in dict.fromkeys(normalise_domain(x) for x in (
             self.spec.allowed_domains if self.spec.allowed_domains is not None else default_allowed_domains())) if d]
         if campaign is None:

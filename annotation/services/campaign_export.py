@@ -63,7 +63,8 @@ def campaign_to_spec(campaign: Campaign) -> tuple[CampaignSpec, list[str]]:
         judging=JudgingSpec(order=campaign.judging_order, budget=campaign.item_budget,
                             assignment_timeout_s=campaign.assignment_timeout_s, gold_rate=campaign.gold_rate,
                             gold_seed=judging_defaults.gold_seed, rushed_factor=campaign.rushed_factor,
-                            gold_threshold=campaign.gold_threshold, seed=judging_defaults.seed,
+                            gold_threshold=campaign.gold_threshold, evidence_policy=campaign.evidence_policy,
+                            seed=judging_defaults.seed,
                             reuse=judging_defaults.reuse),
         members=_members(campaign), evaluation=applied.evaluation if applied is not None else None,
     )

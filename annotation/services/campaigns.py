@@ -5,6 +5,7 @@ import random
 
 from django.db import IntegrityError, connections, router, transaction
 
+from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
 from annotation.lib.sources import normalise_domain
 from annotation.models import Campaign, Item, Membership, Role, default_allowed_domains
 from annotation.selectors.campaigns import forget_roles
@@ -24,6 +25,7 @@ def create_campaign(
     assignment_timeout_s: int = 1800,
     gold_rate: float = 0.05,
     rushed_factor: float = 0.25,
+    evidence_policy: str = DEFAULT_EVIDENCE_POLICY,
     seed: int = 0,
     reuse: bool = True,
 ) -> Campaign:
@@ -35,12 +37,15 @@ def create_campaign(
         raise AnnotationError(f"a campaign named {name!r} already exists")
     if not 0 <= gold_rate < 1:
         raise AnnotationError("gold_rate must be in [0, 1)")
+    if evidence_policy not in EVIDENCE_POLICIES:
+        raise AnnotationError(f"unknown evidence policy {evidence_policy!r}; policies: {', '.join(EVIDENCE_POLICIES)}")
     domains = [normalise_domain(d) for d in (allowed_domains if allowed_domains is not None else default_allowed_domains())]
     rng = random.Random(seed)
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name, pool=pool, description=description, allowed_domains=[d for d in domains if d],
             assignment_timeout_s=assignment_timeout_s, gold_rate=gold_rate, rushed_factor=rushed_factor,
+            evidence_policy=evidence_policy,
         )
         entries = PoolEntry.objects.filter(pool=pool).order_by("pk").values_list("pk", "head_id", "relation_id", "tail_id")
         Item.objects.bulk_create(
@@ -97,7 +102,7 @@ def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
 
 #: Campaign settings a campaign file or the API may change, with their checks (domains, order and budget have
 #: their own services: ``set_allowed_domains``, ``judging_order.set_judging_order``).
-SETTINGS = ("description", "assignment_timeout_s", "gold_rate", "rushed_factor", "gold_threshold")
+SETTINGS = ("description", "assignment_timeout_s", "gold_rate", "rushed_factor", "gold_threshold", "evidence_policy")
 
 
 def update_settings(campaign: Campaign, **values: object) -> list[str]:
@@ -111,6 +116,7 @@ def update_settings(campaign: Campaign, **values: object) -> list[str]:
         "gold_rate": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1,
         "rushed_factor": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1e6,
         "gold_threshold": lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1,
+        "evidence_policy": lambda v: v in EVIDENCE_POLICIES,
     }
     changed = []
     for name, value in values.items():

@@ -7,7 +7,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.lib.sources import SourceError, check_source
+from annotation.lib.evidence import source_required
+from annotation.lib.sources import Source, SourceError, check_source
 from annotation.models import Assignment, Item, Judgment, Label
 from annotation.services._locking import lock_waiting
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
@@ -49,6 +50,7 @@ def submit_judgment(
     answers -> conflict (adjudication queue); an item carrying a consistency flag goes to adjudication even
     when the answers agree. After the write the judgment is checked for consistency (issue 8,
     ``services/consistency.check_judgment``): contradicting items are flagged and routed to adjudication.
+    The campaign's evidence policy says for which answers a source is required; a source given is always checked.
     """
     now = now or timezone.now()
     answer = parse_answer(answer)
@@ -68,10 +70,7 @@ def submit_judgment(
             if retried.item_id != item.pk:
                 raise AnnotationError(f"request id {request_id!r} was already used for another item")
             return retried
-        try:
-            source = check_source(source_url, campaign.allowed_domains)
-        except SourceError as exc:
-            raise InvalidSource(str(exc)) from None
+        source = _checked_source(source_url, answer, campaign)
         prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
         if prior is not None:
             if prior.answer == answer and prior.source_url == source.url:
@@ -110,3 +109,16 @@ def submit_judgment(
 
         check_judgment(judgment, item=locked, campaign=campaign)
     return judgment
+
+
+_NO_SOURCE = Source(url="", domain="")
+
+
+def _checked_source(source_url: str, answer: str, campaign) -> Source:
+    """The normalised source, or no source where the evidence policy lets ``answer`` go without one."""
+    if not (source_url or "").strip() and not source_required(campaign.evidence_policy, answer):
+        return _NO_SOURCE
+    try:
+        return check_source(source_url, campaign.allowed_domains)
+    except SourceError as exc:
+        raise InvalidSource(str(exc)) from None

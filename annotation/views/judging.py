@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.forms import AdjudicationForm, JudgmentForm
+from annotation.lib.evidence import describe as describe_evidence
 from annotation.models import Assignment, Role
 from annotation.selectors import web
 from annotation.services.adjudication import adjudicate, next_adjudication
@@ -49,6 +50,7 @@ def _judge_page(request, campaign, roles, assignment: Assignment, form: Judgment
     context.update(
         item=web.item_view(assignment.item), form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
+        evidence_policy=campaign.evidence_policy, evidence_rule=describe_evidence(campaign.evidence_policy),
     )
     return render(request, "annotation/judge.html", context, status=status)
 
