@@ -32,6 +32,18 @@
     var n = focusField.value.length;
     try { focusField.setSelectionRange(n, n); } catch (e) { /* not a text input */ }
   }
+  // A pasted full URL replaces the field (the prefilled site start included): appended it would be stored
+  // as a doubled URL, "https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/…".
+  if (focusField && focusField.name === "source_url") {
+    focusField.addEventListener("paste", function (e) {
+      var text = e.clipboardData ? e.clipboardData.getData("text").trim() : "";
+      if (!/^https?:\/\//i.test(text)) return;
+      e.preventDefault();
+      focusField.value = text;
+      focusField.setSelectionRange(text.length, text.length);
+      focusField.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
   var sent = false;
   function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
   document.addEventListener("keydown", function (e) {
