@@ -14,7 +14,7 @@ CONTENT_TYPES = {".csv": "text/csv", ".json": "application/json", ".png": "image
 
 
 def evaluation_runs(sample=None) -> QuerySet[EvaluationRun]:
-    runs = EvaluationRun.objects.select_related("sample__kg", "pool")
+    runs = EvaluationRun.objects.select_related("sample__kg", "pool", "campaign")
     return runs.filter(sample=sample) if sample is not None else runs
 
 
