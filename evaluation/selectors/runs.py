@@ -28,6 +28,18 @@ def runs_visible_to(user) -> QuerySet[EvaluationRun]:
     return runs.filter(Q(campaign__isnull=True) | Q(pk__in=member_of))
 
 
+HIDDEN_ERROR = "the evaluation failed; an administrator can see why"
+
+
+def shown_error(run: EvaluationRun, user, error: str | None = None) -> str:
+    """The run's error as ``user`` may read it: staff get the text (it names server files and paths), everyone
+    else only that the run failed. ``error``: the text when already read (else ``run.error``)."""
+    error = run.error if error is None else error
+    if not error or getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
+        return error
+    return HIDDEN_ERROR
+
+
 def run_file(run: EvaluationRun, name: str) -> Path | None:
     """Path of one of the run's output files, or None (unknown name, not done, missing)."""
     if run.status != EvaluationRun.Status.DONE or not run.result_dir or name not in (run.files or []):
