@@ -21,7 +21,7 @@ from annotation.models import (
     Membership,
     QuestionTemplate,
 )
-from annotation.services.campaigns import create_campaign
+from annotation.services.campaigns import checked_domains, create_campaign
 from annotation.services.errors import AnnotationError
 from annotation.services.filtering import revert_auto_labels
 from annotation.services.item_state import recompute_item
@@ -48,6 +48,15 @@ class CampaignForm(forms.ModelForm):
     class Meta:
         model = Campaign
         fields = "__all__"
+
+    def clean_allowed_domains(self):
+        domains = self.cleaned_data["allowed_domains"]
+        if not isinstance(domains, list):
+            raise forms.ValidationError("a JSON list of domain names, e.g. [\"wikipedia.org\"]")
+        try:
+            return checked_domains(domains)
+        except AnnotationError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_gold_rate(self):
         rate = self.cleaned_data["gold_rate"]

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods
 
 from evaluation.core.rank_family import DEFAULT_HITS, added_names
 from evaluation.models import EvaluationRun
-from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to
+from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to, shown_error
 from pooling.models import Pool, Sample
 
 MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -118,7 +118,7 @@ def _table(records: list[dict], index: str, columns: list[str] | None = None) ->
 def report(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     data = run_report(run)
-    context = {"run": run, "data": data, "downloads": [], "figures": []}
+    context = {"run": run, "error": shown_error(run, request.user), "data": data, "downloads": [], "figures": []}
     if data is not None:
         metrics = data.get("metrics", [])
         hits = tuple((data.get("options") or {}).get("hits", DEFAULT_HITS))
@@ -189,7 +189,8 @@ def rerun(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def progress(request: HttpRequest, run_id: int) -> JsonResponse:
     run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
-    return JsonResponse(run_progress(run))
+    fresh = run_progress(run)
+    return JsonResponse({**fresh, "error": shown_error(run, request.user, fresh["error"])})
 
 
 @login_required

@@ -11,11 +11,24 @@ KGPOOL_VAR_DIR says otherwise (a source checkout uses its own var/, as manage.py
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 EVALUATION = ("eval", "evaluation")
+
+
+def command_prefix(argv0: str, executable: str, cwd: Path) -> str:
+    """How to run another kgpool command the way this one was run, so that it works from the same shell
+    without an activated virtual environment: ``.venv/bin/kgpool`` as typed, or this Python (relative to ``cwd``
+    when under it, e.g. ``.venv/bin/python``) with the manage.py that was run."""
+    if Path(argv0).name == "kgpool":
+        return shlex.quote(argv0)
+    python = Path(executable)
+    if python.is_absolute() and python.is_relative_to(cwd):
+        python = python.relative_to(cwd)
+    return f"{shlex.quote(str(python))} {shlex.quote(argv0 or 'manage.py')}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

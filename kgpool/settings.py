@@ -232,6 +232,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "kgpool.security.client_ip"
 AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"  # a page with a way back, not bare text
 AXES_VERBOSE = False
 # API token guessing: after this many invalid tokens from one address within the window, every token request
 # from it gets 429 until the window is over (0 disables). Counted in the cache: per process with the default

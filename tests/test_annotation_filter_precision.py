@@ -47,8 +47,10 @@ def test_precision_against_campaign_labels(labelled):
     reference = campaign_reference_labels(labelled.sample.kg)
     assert len(reference) == 3  # the rule label is left out
     report = filter_preview(labelled, reference=reference)
-    # type rejects BOTH and TYPE_ONLY (1 N, 1 Y); cardinality rejects CARDINALITY_ONLY (unlabelled) and BOTH (N)
-    assert summary(report) == {"type": (2, 2, 1, 1), "cardinality": (2, 1, 1, 0), "any": (3, 2, 1, 1)}
+    # type rejects BOTH and TYPE_ONLY (1 N, 1 Y); cardinality rejects CARDINALITY_ONLY (unlabelled) and BOTH (N);
+    # no entry is a self-loop (reflexive)
+    assert summary(report) == {"type": (2, 2, 1, 1), "cardinality": (2, 1, 1, 0), "reflexive": (0, 0, 0, 0),
+                               "any": (3, 2, 1, 1)}
     assert report.precision["type"].precision == 0.5 and report.precision["cardinality"].precision == 1.0
 
 

@@ -83,7 +83,7 @@ def test_filter_preview_apply_revert(setup):
                         {"rules": ["type", "cardinality"], "threshold": "1.5"})
     assert apply.status_code == 302
     assert Item.objects.filter(campaign=campaign, status="auto_negative").count() == fired
-    revert = client.post(reverse("annotation:manage_filter_revert", args=[campaign.name]))
+    revert = client.post(reverse("annotation:manage_filter_revert", args=[campaign.name]), {"confirm": "all"})
     assert revert.status_code == 302
     assert not Item.objects.filter(campaign=campaign, status="auto_negative").exists()
 

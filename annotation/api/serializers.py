@@ -117,6 +117,10 @@ class ProgressOut(serializers.Serializer):
     campaign_decided = serializers.IntegerField(allow_null=True, help_text="exact only")
     campaign_last_hour = serializers.IntegerField(allow_null=True, help_text="exact only")
     campaign_as_of = serializers.DateTimeField(allow_null=True, help_text="not exact: the hour the figure stands at")
+    campaign_automatic = serializers.IntegerField(
+        allow_null=True, help_text="exact only: items labelled without people (rules, imports, reuse)")
+    campaign_people_percent = serializers.FloatField(
+        allow_null=True, help_text="exact only: share of the items left to people that people decided")
 
 
 class CampaignOut(serializers.Serializer):

@@ -1,8 +1,8 @@
 """Trivial-filter rules (SPEC 4.1), Django-free and numpy-based.
 
 Entries are pool triples as an int64 (n, 3) array of (head, relation, tail) indices. Every rule returns a
-boolean mask: True = the entry is almost surely false and is labelled N automatically. The cardinality rule is
-here; the type rule, with its type models, in ``annotation.lib.type_rule``.
+boolean mask: True = the entry is almost surely false and is labelled N automatically. The cardinality and
+reflexive rules are here; the type rule, with its type models, in ``annotation.lib.type_rule``.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 HEAD = 0  # a head question (?, r, anchor): the entry's head is the candidate
 TAIL = 1  # a tail question (anchor, r, ?): the entry's tail is the candidate
 
-RULES = ("type", "cardinality")
+RULES = ("type", "cardinality", "reflexive")
 
 # Categories on which a question has a single answer: a pooled candidate cannot be a second answer.
 SINGLE_ANSWER = {HEAD: ("1-1", "1-N"), TAIL: ("1-1", "N-1")}
@@ -47,6 +47,22 @@ def cardinality_rule(
     mask = np.zeros(len(entries), dtype=bool)
     mask[entry_of[fired]] = True
     return mask
+
+
+def irreflexive_relations(train: np.ndarray, num_relations: int) -> np.ndarray:
+    """Bool per relation index: True where train never relates an entity to itself (no (e, r, e))."""
+    train = np.asarray(train, dtype=np.int64).reshape(-1, 3)
+    irreflexive = np.ones(num_relations, dtype=bool)
+    irreflexive[train[train[:, 0] == train[:, 2], 1]] = False
+    return irreflexive
+
+
+def reflexive_rule(entries: np.ndarray, train: np.ndarray, num_relations: int) -> np.ndarray:
+    """Mask over ``entries``: True for a self-loop (e, r, e) of a relation that train never relates an entity
+    to itself with ("Is virus location of virus?"); relations with a self-loop in train keep theirs."""
+    entries = np.asarray(entries, dtype=np.int64).reshape(-1, 3)
+    irreflexive = irreflexive_relations(train, max(num_relations, int(entries[:, 1].max(initial=-1)) + 1))
+    return (entries[:, 0] == entries[:, 2]) & irreflexive[entries[:, 1]]
 
 
 def parse_rules(text: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -1,8 +1,13 @@
 """Source URL validation and normalisation (Django-free)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
+
+# A web scheme inside a URL, also percent-encoded ("https%3A%2F%2F"): a pasted URL appended to a prefilled one.
+_SCHEME_INSIDE = re.compile(r"https?(?::|%3a)(?:/|%2f)", re.IGNORECASE)
+_SCHEME_START = re.compile(r"https?://", re.IGNORECASE)
 
 
 class SourceError(ValueError):
@@ -22,6 +27,22 @@ def normalise_domain(domain: str) -> str:
     return domain
 
 
+def has_doubled_scheme(url: str) -> bool:
+    """Whether ``url`` holds a second http(s) scheme after its own, as in
+    ``https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/Steroid``."""
+    own = _SCHEME_START.match(url or "")
+    return own is not None and _SCHEME_INSIDE.search(url, own.end()) is not None
+
+
+def undouble(url: str) -> str | None:
+    """The URL a doubled one was meant to be: from its last literal ``http(s)://`` on (the pasted URL);
+    None when ``url`` is not doubled or its inner URL is only percent-encoded."""
+    if not has_doubled_scheme(url):
+        return None
+    starts = [m.start() for m in _SCHEME_START.finditer(url) if m.start() > 0]
+    return url[starts[-1]:] if starts else None
+
+
 def check_source(url: str, allowed_domains: list[str] | tuple[str, ...]) -> Source:
     """Validate ``url`` against the allow-list and normalise it.
 
@@ -34,6 +55,9 @@ def check_source(url: str, allowed_domains: list[str] | tuple[str, ...]) -> Sour
         raise SourceError("a source URL is required")
     if any(ch.isspace() for ch in url):
         raise SourceError("the source URL must not contain spaces")
+    if has_doubled_scheme(url):
+        raise SourceError("the source URL contains a second http(s):// (was a URL pasted after another?): "
+                          "give one URL")
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from annotation.lib.rules import HEAD, TAIL, cardinality_rule, parse_rules
+from annotation.lib.rules import HEAD, TAIL, cardinality_rule, parse_rules, reflexive_rule
 from annotation.lib.type_rule import (
     TypeModel,
     TypeOptions,
@@ -155,6 +155,8 @@ def filter_preview(
         type_source = model.source if model is not None else NO_TYPES
     if "cardinality" in rules:
         masks["cardinality"] = cardinality_rule(pq.triples, pq.entry_of, pq.sides, kg_categories(kg, threshold))
+    if "reflexive" in rules:
+        masks["reflexive"] = reflexive_rule(pq.triples, kg_triples(kg)["train"], kg.num_relations)
     keys = dict(Relation.objects.filter(kg=kg).values_list("index", "key"))
     report = FilterReport(rules=rules, entries=len(pq.pks), fired={}, type_source=type_source)
     for row, pk in enumerate(pq.pks.tolist()):

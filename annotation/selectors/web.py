@@ -21,6 +21,9 @@ from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.templates import item_question
 from pooling.models import Entity, Pool, PoolHit, Question, SampleTriple
 
+# Labels no person gave in this campaign: the trivial rules' negatives, imported and reused labels.
+AUTOMATIC_ORIGINS = (Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED)
+
 STATUS_ORDER = (
     Item.Status.PENDING, Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT,
     Item.Status.ADJUDICATED, Item.Status.AUTO_NEGATIVE, Item.Status.IMPORTED,
@@ -246,6 +249,10 @@ class Progress:
     campaign_decided: int | None = None  # exact only
     campaign_last_hour: int | None = None  # exact only: everyone's judgments in the last 60 minutes
     campaign_as_of: datetime | None = None  # not exact: the hour the campaign figure stands at
+    # exact only: the decided items split by who decided them, so that the rules' automatic negatives (and labels
+    # imported or reused) do not look like people's work (issue 15: the bar stood at 76.9% before anyone judged)
+    campaign_automatic: int | None = None  # labelled without people: rules, imports, reuse
+    campaign_people_percent: float | None = None  # share of the items left to people that people decided
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -287,9 +294,14 @@ def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progre
         as_of = _hour_start(now)
         return Progress(*own, _judging_done_percent(campaign, counts, as_of), exact=False, campaign_as_of=as_of)
     decided = sum(counts[s] for s in FINAL_STATUSES)
+    automatic = Item.objects.filter(campaign=campaign, is_gold=False, status__in=FINAL_STATUSES,
+                                    label_origin__in=AUTOMATIC_ORIGINS).count()
+    for_people = total - automatic
     return Progress(
         *own, round(100 * decided / total, 1) if total else 0.0, exact=True, campaign_decided=decided,
         campaign_last_hour=Judgment.objects.filter(item__campaign=campaign, given_at__gt=hour_ago).count(),
+        campaign_automatic=automatic,
+        campaign_people_percent=round(100 * (decided - automatic) / for_people, 1) if for_people else 0.0,
     )
 
 

@@ -39,11 +39,11 @@ def create_campaign(
         raise AnnotationError("gold_rate must be in [0, 1)")
     if evidence_policy not in EVIDENCE_POLICIES:
         raise AnnotationError(f"unknown evidence policy {evidence_policy!r}; policies: {', '.join(EVIDENCE_POLICIES)}")
-    domains = [normalise_domain(d) for d in (allowed_domains if allowed_domains is not None else default_allowed_domains())]
+    domains = checked_domains(allowed_domains if allowed_domains is not None else default_allowed_domains())
     rng = random.Random(seed)
     with transaction.atomic():
         campaign = Campaign.objects.create(
-            name=name, pool=pool, description=description, allowed_domains=[d for d in domains if d],
+            name=name, pool=pool, description=description, allowed_domains=domains,
             assignment_timeout_s=assignment_timeout_s, gold_rate=gold_rate, rushed_factor=rushed_factor,
             evidence_policy=evidence_policy,
         )
@@ -91,10 +91,20 @@ def remove_member(campaign: Campaign, user, role: str) -> None:
     Membership.objects.filter(campaign=campaign, user=user, role=role).delete()
 
 
-def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
-    cleaned = list(dict.fromkeys(d for d in (normalise_domain(x) for x in domains) if d))
+def checked_domains(domains: list[str]) -> list[str]:
+    """Verified source domains normalised, without blanks or repeats; refused when none is left (nobody could
+    give an acceptable source, so nobody could judge) or one is not a bare domain name."""
+    cleaned = list(dict.fromkeys(d for d in (normalise_domain(str(x)) for x in domains) if d))
+    if not cleaned:
+        raise AnnotationError("give at least one verified source domain (e.g. wikipedia.org): without one nobody "
+                              "can give an acceptable source, so nobody can judge")
     if any("/" in d or " " in d for d in cleaned):
         raise AnnotationError("give bare domain names such as wikipedia.org")
+    return cleaned
+
+
+def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
+    cleaned = checked_domains(domains)
     campaign.allowed_domains = cleaned
     campaign.save(update_fields=["allowed_domains"])
     return campaign

@@ -31,7 +31,7 @@ def _require_note(note: str) -> str:
 def edit_judgment(judgment: Judgment, *, by, note: str, answer: str | bool | None = None,
                   source_url: str | None = None, quote: str | None = None, now: datetime | None = None) -> Judgment:
     """An admin's correction of a judgment's answer, source or quote: history, then the item recomputed.
-    Nothing changes (and no version is written) when the values are the ones already recorded."""
+    ``by`` None records the change as made by a program (a repair command). Nothing changes (and no version is written) when the values are the ones already recorded."""
     note = _require_note(note)
     now = now or timezone.now()
     with transaction.atomic():
@@ -51,7 +51,8 @@ def edit_judgment(judgment: Judgment, *, by, note: str, answer: str | bool | Non
         if snapshot(current) == old:
             return current
         current.save(update_fields=["answer", "source_url", "source_domain", "quote"])
-        record_version(current, reason=Reason.ADMIN_EDIT, changed_by_id=by.pk, changed_at=now, old=old, note=note)
+        record_version(current, reason=Reason.ADMIN_EDIT, changed_by_id=by.pk if by else None, changed_at=now,
+                       old=old, note=note)
         recompute_locked(item)
     if current.answer != old["answer"] and not item.is_gold:
         from annotation.services.consistency import check_judgment

@@ -221,6 +221,9 @@ def filtering_revert(request: HttpRequest, name: str) -> HttpResponse:
     if rule is not None and rule not in RULES:
         messages.error(request, f"unknown rule {rule!r}")
         return redirect("annotation:manage_filter", name=campaign.name)
+    if rule is None and request.POST.get("confirm") != "all":
+        messages.error(request, "Nothing reverted: tick the box to confirm that every automatic label goes back to people.")
+        return redirect("annotation:manage_filter", name=campaign.name)
     result = revert_auto_labels(campaign, rules=[rule] if rule else None)
     messages.success(request, f"{result.sent_back} automatic label(s) reverted; those items are back in the queue."
                               + (f" {result.still_covered} stay N: another applied rule still covers them."

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.models import EvaluationRun
-from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_report, runs_visible_to
+from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_report, runs_visible_to, shown_error
 from kgpool.api import BadRequest, Conflict, ErrorOut, errors, get_or_404, require_staff
 
 INT32 = 2**31 - 1
@@ -58,9 +58,9 @@ class RunIn(serializers.Serializer):
     options = OptionsIn(required=False)
 
 
-def _out(run: EvaluationRun) -> dict:
+def _out(run: EvaluationRun, user) -> dict:
     run.system_names = list(run.systems.order_by("name").values_list("name", flat=True))
-    return RunOut(run).data
+    return {**RunOut(run).data, "error": shown_error(run, user)}
 
 
 def _visible(request: Request, run_id: int) -> EvaluationRun:
@@ -71,7 +71,7 @@ class RunList(APIView):
     @extend_schema(responses={200: RunOut(many=True), **errors(401)}, summary="Evaluation runs I may open")
     def get(self, request: Request) -> Response:
         runs = runs_visible_to(request.user).select_related("campaign")[:500]
-        return Response([_out(run) for run in runs])
+        return Response([_out(run, request.user) for run in runs])
 
     @extend_schema(request=RunIn, responses={202: RunOut, **errors(400, 401, 403, 404)},
                    summary="Evaluate a sample's systems on sparse and completed labels (in the background: poll it)")
@@ -106,13 +106,13 @@ class RunList(APIView):
         except (EvaluationError, System.DoesNotExist) as exc:
             raise BadRequest(str(exc)) from None
         run.refresh_from_db()
-        return Response(_out(run), status=status.HTTP_202_ACCEPTED)
+        return Response(_out(run, request.user), status=status.HTTP_202_ACCEPTED)
 
 
 class RunDetail(APIView):
     @extend_schema(responses={200: RunOut, **errors(401, 404)}, summary="A run: status, stage and progress")
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(_out(_visible(request, run_id)))
+        return Response(_out(_visible(request, run_id), request.user))
 
 
 class RunResults(APIView):
@@ -122,7 +122,8 @@ class RunResults(APIView):
         run = _visible(request, run_id)
         report = run_report(run)
         if report is None:
-            raise Conflict(f"evaluation run {run.pk} is {run.status}" + (f": {run.error}" if run.error else ""))
+            error = shown_error(run, request.user)
+            raise Conflict(f"evaluation run {run.pk} is {run.status}" + (f": {error}" if error else ""))
         return Response(report)
 
 

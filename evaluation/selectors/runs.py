@@ -14,7 +14,7 @@ CONTENT_TYPES = {".csv": "text/csv", ".json": "application/json", ".png": "image
 
 
 def evaluation_runs(sample=None) -> QuerySet[EvaluationRun]:
-    runs = EvaluationRun.objects.select_related("sample__kg", "pool")
+    runs = EvaluationRun.objects.select_related("sample__kg", "pool", "campaign")
     return runs.filter(sample=sample) if sample is not None else runs
 
 
@@ -26,6 +26,18 @@ def runs_visible_to(user) -> QuerySet[EvaluationRun]:
         return runs
     member_of = EvaluationRun.objects.filter(campaign__memberships__user=user).values("pk")
     return runs.filter(Q(campaign__isnull=True) | Q(pk__in=member_of))
+
+
+HIDDEN_ERROR = "the evaluation failed; an administrator can see why"
+
+
+def shown_error(run: EvaluationRun, user, error: str | None = None) -> str:
+    """The run's error as ``user`` may read it: staff get the text (it names server files and paths), everyone
+    else only that the run failed. ``error``: the text when already read (else ``run.error``)."""
+    error = run.error if error is None else error
+    if not error or getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
+        return error
+    return HIDDEN_ERROR
 
 
 def run_file(run: EvaluationRun, name: str) -> Path | None:

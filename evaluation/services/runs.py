@@ -29,13 +29,18 @@ def create_run(sample: Sample, *, systems: list[System] | None = None, labels_fi
     Labels: ``labels_file`` or ``campaign`` (its final labels; its pool gives the depths unless ``pool`` is given).
     """
     from evaluation.models import EvaluationRun
-    from evaluation.services.labels import LabelError, check_campaign_sample
+    from evaluation.services.labels import JudgmentsFile, LabelError, check_campaign_sample
 
     systems = systems if systems is not None else evaluable_systems(sample)
     if labels_file and campaign is not None:
         raise EvaluationError("give a labels file or a campaign, not both")
     if labels_file and not Path(labels_file).is_file():
         raise EvaluationError(f"labels file {labels_file} does not exist")
+    if labels_file:  # read now, so a bad file is refused with its line and leaves no failed run behind
+        try:
+            JudgmentsFile(Path(labels_file)).judged_triples(sample.kg)
+        except LabelError as exc:
+            raise EvaluationError(str(exc)) from None
     if campaign is not None:
         try:
             check_campaign_sample(campaign, sample)

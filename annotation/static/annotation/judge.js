@@ -1,4 +1,5 @@
-/* Keyboard judging: Y / N choose, F or / focus the source, Enter submits, S skips, Esc leaves a field.
+/* Keyboard judging: Y / N choose, F or / focus the source, Enter submits, S skips, Esc leaves a field (a field
+   the page focused itself keeps Y / N / F as shortcuts until the person types in it).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
    time on task itself, from the hand-out, and keeps this figure only up to its own. */
 (function () {
@@ -32,13 +33,40 @@
     var n = focusField.value.length;
     try { focusField.setSelectionRange(n, n); } catch (e) { /* not a text input */ }
   }
+  // A pasted full URL replaces the field (the prefilled site start included): appended it would be stored
+  // as a doubled URL, "https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/…".
+  if (focusField && focusField.name === "source_url") {
+    focusField.addEventListener("paste", function (e) {
+      var text = e.clipboardData ? e.clipboardData.getData("text").trim() : "";
+      if (!/^https?:\/\//i.test(text)) return;
+      e.preventDefault();
+      focusField.value = text;
+      focusField.setSelectionRange(text.length, text.length);
+      focusField.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
   var sent = false;
   function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
+  // A field the page focused (after a server error, or the browser's check of a required field), not the person:
+  // until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F keep their meaning,
+  // so shortcuts typed by a person who did not see the focus move are not stored as text ("YfSource of...").
+  var armed = null;
+  form.addEventListener("invalid", function (e) { armed = e.target; }, true);
+  function disarm() { armed = null; }
+  ["mousedown", "input", "focusout"].forEach(function (type) {
+    form.addEventListener(type, function (e) { if (e.target === armed) disarm(); });
+  });
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     var active = document.activeElement;
-    if (typing(active)) { if (e.key === "Escape") active.blur(); return; }
     var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (typing(active)) {
+      if (e.key === "Escape") { active.blur(); return; }
+      if (active !== armed) return;
+      if (key === "y" || key === "n") { e.preventDefault(); choose(key.toUpperCase()); }
+      else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
+      return;
+    }
     if (key === "y") { e.preventDefault(); choose("Y"); }
     else if (key === "n") { e.preventDefault(); choose("N"); }
     else if (key === "f" || key === "/") { e.preventDefault(); focusSource(); }
@@ -52,5 +80,5 @@
     var button = form.querySelector("button[type=submit]");
     if (button) { button.disabled = true; button.textContent = "Saving…"; }
   });
-  if (form.getAttribute("data-autofocus-error") === "1") focusSource();
+  if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
 })();

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError, CommandParser
 
+from kgpool.cli import command_prefix
 from kgpool.commands import KgpoolCommand
 from pooling.management.progress import StageProgress
 from pooling.selectors.kg import kg_relation_categories
@@ -110,7 +111,7 @@ class Command(KgpoolCommand):
 
         url = f"http://{options['addr']}/"
         if options["no_serve"]:
-            program = "kgpool" if Path(sys.argv[0]).name == "kgpool" else "python manage.py"
+            program = command_prefix(sys.argv[0], sys.executable, Path.cwd())
             self.stdout.write(self.style.SUCCESS(f"Ready. Start the site with: {program} runserver {options['addr']}"))
             return
         self.stdout.write(self.style.SUCCESS(
