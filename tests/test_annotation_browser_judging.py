@@ -69,9 +69,13 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     page.goto(judge_url)
     assert "Is Jeremy Irons's nationality" in page.inner_text("#question")
     judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons")
-    # the source field remembers the site; the mistyped domain is refused inline without losing the answer
+    # the source field offers the site of the last source when the person goes to it (F); the mistyped domain
+    # is refused inline without losing the answer
     page.wait_for_selector("#judge-form")
+    assert page.input_value("input[name=source_url]") == ""
+    page.keyboard.press("f")
     assert page.input_value("input[name=source_url]") == "https://en.wikipedia.org/wiki/"
+    page.keyboard.press("Escape")
     judge_by_keyboard(page, "y", "https://example.com/irons")
     assert "not a verified source" in page.inner_text(".has-error")
     assert page.is_checked("input[name=answer][value=Y]")

@@ -51,6 +51,7 @@ def _judge_page(request, campaign, roles, assignment: Assignment, form: Judgment
         item=web.item_view(assignment.item), form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
         evidence_policy=campaign.evidence_policy, evidence_rule=describe_evidence(campaign.evidence_policy),
+        source_prefill=web.source_prefill(campaign, request.user),
     )
     return render(request, "annotation/judge.html", context, status=status)
 
@@ -73,9 +74,7 @@ def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     if request.method == "GET":
         if not web.is_open(assignment):
             return _closed(request, campaign, assignment)
-        form = JudgmentForm(initial={
-            "request_id": web.request_id_for(assignment), "source_url": web.source_prefill(campaign, request.user),
-        })
+        form = JudgmentForm(initial={"request_id": web.request_id_for(assignment)})
         return _judge_page(request, campaign, roles, assignment, form)
 
     form = JudgmentForm(request.POST)

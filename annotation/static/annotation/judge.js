@@ -27,8 +27,12 @@
     var input = form.querySelector("input[name=" + choice + "][value=" + value + "]");
     if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
   }
+  // The start of the person's last source (e.g. "https://en.wikipedia.org/wiki/") is written in only when they go
+  // to the field, so an answer given without a source (where the campaign's evidence policy allows) sends none.
+  var prefill = focusField ? focusField.getAttribute("data-prefill") || "" : "";
   function focusSource() {
     if (!focusField) return;
+    if (prefill && !focusField.value) focusField.value = prefill;
     focusField.focus();
     var n = focusField.value.length;
     try { focusField.setSelectionRange(n, n); } catch (e) { /* not a text input */ }
@@ -76,6 +80,7 @@
   form.addEventListener("submit", function (e) {
     if (sent) { e.preventDefault(); return; }   // a second click or Enter: the first request is on its way
     if (timeField) timeField.value = elapsed();
+    if (focusField && prefill && focusField.value.trim() === prefill) focusField.value = "";  // a start, not a source
     sent = true;
     var button = form.querySelector("button[type=submit]");
     if (button) { button.disabled = true; button.textContent = "Saving…"; }
