@@ -61,7 +61,7 @@ def judged_campaign(folder: Path):
                             quote="Irons holds both Irish and British citizenship, as he said in a 2011 interview")
     draw_audit_sample(campaign, size=1, yes_share=1.0)
     kg = campaign.pool.sample.kg
-    systems = [train_tiny(kg, arch, epochs=2, dim=8, seed=i) for i, arch in enumerate(("distmult", "transe"))]
+    systems = [train_tiny(kg, arch, epochs=1, dim=8, seed=i) for i, arch in enumerate(("distmult", "transe"))]
     run = run_evaluation(create_run(campaign.pool.sample, systems=systems, campaign=campaign), figures=True)
     return campaign, run
 
@@ -71,7 +71,7 @@ def pages_by_role(campaign, run) -> dict[str, list[str]]:
     report = f"/evaluation/{run.pk}/"
     return {
         "": ["/login/"],
-        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", "/evaluation/", report],
+        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", "/evaluation/"],  # the report: as staff
         "adjudicator": [f"{base}/adjudicate/"],
         "expert": [f"{base}/audit/"],
         "chief": [f"{base}/", f"{base}/manage/", f"{base}/manage/members/", f"{base}/manage/sources/",
@@ -125,6 +125,24 @@ def serious_violations(page) -> list[tuple[str, int]]:
     }""")
 
 
+def focus_without_ring(page, presses: int = 30) -> list[str]:
+    """Tab through the page: the focused elements without a visible ring (an outline of 2 px or more on the
+    element, or on the label of a visually hidden radio button)."""
+    missing = []
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        found = page.evaluate("""() => {
+            const el = document.activeElement;
+            if (!el || el === document.body) return null;
+            const ring = e => { const s = getComputedStyle(e); return s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2; };
+            const label = el.closest('label');
+            return ring(el) || (label && ring(label)) ? '' : el.outerHTML.slice(0, 80);
+        }""")
+        if found:
+            missing.append(found)
+    return missing
+
+
 @pytest.mark.django_db(transaction=True)
 def test_every_page_fits_a_phone_and_passes_axe(tmp_path, live_server, browser, storage):  # noqa: F811
     campaign, run = judged_campaign(tmp_path)
@@ -148,6 +166,8 @@ def test_every_page_fits_a_phone_and_passes_axe(tmp_path, live_server, browser, 
                 problems += [f"{where}: {text}" for text, _count in violations]
                 print(f"{where}: width {viewport['width'] + wider}, {len(violations)} violations "
                       f"({sum(count for _text, count in violations)} elements)")
+                if size == "phone" and path.endswith(("/judge/", "/adjudicate/", "/manage/")):
+                    problems += [f"{where}: focus not visible on {html}" for html in focus_without_ring(page)]
                 if SCREENSHOTS:
                     name = f"{username or 'anonymous'}{path.split('?')[0]}".strip("/").replace("/", "_")
                     Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
