@@ -1,5 +1,6 @@
 """Every page of the site, for every role, on a phone (390x844) and a laptop (1366x768): no horizontal scrolling
-and no serious or critical axe-core violation (issue #15: contrast, visible focus, labels, nested controls...).
+and no serious or critical axe-core violation (issue #15: contrast, labels, nested controls, scroll boxes...); and,
+tabbing through the judging pages and the dashboard on the phone, a visible focus ring on every stop.
 
 axe-core is vendored for this test only (tests/static/axe.min.js, MPL-2.0, from the npm package ``axe-core``);
 it is evaluated through the DevTools protocol, which the Content-Security-Policy does not apply to, so the pages
