@@ -198,6 +198,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # no deep links: Swagger UI puts each operation's link inside its expand button (a link in a button is not
+    # reachable by keyboard or screen readers; axe-core's nested-interactive)
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
 }
 
 # --- Security (production) ----------------------------------------------------------------------------
