@@ -87,6 +87,7 @@ class CampaignAdmin(GuardedDeleteAdmin):
         created = create_campaign(
             obj.name, obj.pool, description=obj.description, allowed_domains=obj.allowed_domains,
             assignment_timeout_s=obj.assignment_timeout_s, gold_rate=obj.gold_rate, rushed_factor=obj.rushed_factor,
+            evidence_policy=obj.evidence_policy,
         )
         obj.pk, obj.created_at, obj.allowed_domains = created.pk, created.created_at, created.allowed_domains
         obj._state.adding = False

@@ -81,10 +81,14 @@ def _configure_queues(app, prefix: str) -> tuple[str, str]:
 
 
 def reset_connections(app) -> None:
-    """Forget Celery's cached broker pool, producers and result backend (they hold the old URLs)."""
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    """Forget Celery's cached broker pool, producers and result backend (they hold the old URLs). The broker
+    pools live in kombu's process-wide registry (``app.pool`` is ``kombu.pools.connections[...]``): closing one
+    there without removing it would hand the closed pool to the next eager ``apply_async`` of the same URL
+    ("Acquire on closed pool"), so the registry is emptied as well."""
+    from kombu import pools
+
+    app._pool = None
+    pools.reset()  # closes every registered connection / producer pool and forgets them
     if "amqp" in app.__dict__:
         app.amqp._producer_pool = None
     app._backend_cache = None

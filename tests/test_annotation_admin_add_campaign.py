@@ -25,6 +25,7 @@ def test_add_campaign_in_the_admin_creates_its_items_and_templates(tmp_path):
     response = client.post("/admin/annotation/campaign/add/", {
         "name": "from-admin", "description": "", "pool": pool.pk, "allowed_domains": json.dumps(["en.Wikipedia.org"]),
         "assignment_timeout_s": 600, "gold_rate": 0.0, "rushed_factor": 0.25, "gold_threshold": 0.7,
+        "evidence_policy": "never",
         "memberships-TOTAL_FORMS": 1, "memberships-INITIAL_FORMS": 0, "memberships-0-user": root.pk,
         "memberships-0-role": "admin",
         "templates-TOTAL_FORMS": 0, "templates-INITIAL_FORMS": 0,
@@ -36,7 +37,8 @@ def test_add_campaign_in_the_admin_creates_its_items_and_templates(tmp_path):
         PoolEntry.objects.filter(pool=pool).values_list("pk", flat=True))
     relations = Relation.objects.filter(kg=pool.sample.kg).count()
     assert QuestionTemplate.objects.filter(kg=pool.sample.kg, campaign__isnull=True).count() == relations
-    assert (campaign.allowed_domains, campaign.assignment_timeout_s, campaign.gold_threshold) == (["en.wikipedia.org"], 600, 0.7)  # normalised by the service
+    assert (campaign.allowed_domains, campaign.assignment_timeout_s, campaign.gold_threshold, campaign.evidence_policy) == (
+        ["en.wikipedia.org"], 600, 0.7, "never")  # normalised by the service
     assert Membership.objects.filter(campaign=campaign, user=root, role="admin").exists()
     page = client.get(f"/admin/annotation/campaign/{campaign.pk}/change/").content.decode()
     assert 'name="pool"' not in page  # read-only once the items exist
