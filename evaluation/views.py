@@ -15,7 +15,9 @@ from django.views.decorators.http import require_http_methods
 
 from evaluation.core.rank_family import DEFAULT_HITS, added_names
 from evaluation.models import EvaluationRun
-from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to, shown_error
+from evaluation.selectors.runs import (
+    CONTENT_TYPES, run_completion, run_file, run_progress, run_report, runs_visible_to, shown_error,
+)
 from pooling.models import Pool, Sample
 
 MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -23,7 +25,12 @@ MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macr
 
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluation/runs.html", {"runs": runs_visible_to(request.user)[:200]})
+    """The runs the user may open; ``?campaign=NAME`` (the campaign pages link here): that campaign's only."""
+    runs = runs_visible_to(request.user)
+    campaign = request.GET.get("campaign", "")
+    if campaign:
+        runs = runs.filter(campaign__name=campaign)
+    return render(request, "evaluation/runs.html", {"runs": runs[:200], "campaign": campaign})
 
 
 def _campaigns():
@@ -118,7 +125,8 @@ def _table(records: list[dict], index: str, columns: list[str] | None = None) ->
 def report(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     data = run_report(run)
-    context = {"run": run, "error": shown_error(run, request.user), "data": data, "downloads": [], "figures": []}
+    context = {"run": run, "error": shown_error(run, request.user), "data": data, "downloads": [], "figures": [],
+               "completion": run_completion(run)}
     if data is not None:
         metrics = data.get("metrics", [])
         hits = tuple((data.get("options") or {}).get("hits", DEFAULT_HITS))
