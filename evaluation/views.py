@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -72,12 +73,16 @@ class NewRunForm(forms.Form):
 @staff_member_required
 @require_http_methods(["GET", "POST"])
 def new_run(request: HttpRequest) -> HttpResponse:
+    """Create the run and queue it (``start_evaluation``: Celery, once the transaction commits), then redirect to
+    its page, which shows the progress until it is done. With workers (CELERY_BROKER_URL) this returns at once.
+    Embedded (tasks eager, in-process) the tasks run at the commit, inside this request: the redirect comes when
+    the run is done, and the form's script says so while the browser waits (kgpool runs no background threads)."""
     from django.db import transaction
 
     from evaluation.services.evaluate import EvaluationOptions, create_run, start_evaluation
     from evaluation.services.ranks import EvaluationError
 
-    form = NewRunForm(request.POST or None)
+    form = NewRunForm(request.POST or None, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -91,7 +96,8 @@ def new_run(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("evaluation:report", run_id=run.pk)
-    return render(request, "evaluation/new.html", {"form": form})
+    embedded = bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+    return render(request, "evaluation/new.html", {"form": form, "embedded": embedded})
 
 
 def _pivot(records: list[dict], metric: str, systems: list[str]) -> dict:
