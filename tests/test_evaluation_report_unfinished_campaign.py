@@ -9,6 +9,7 @@ from django.test import Client
 from annotation.models import Item, Role
 from evaluation.models import EvaluationRun
 from tests._annotation_web_support import member, nationality_campaign
+from tests._pool_support import storage, train_tiny  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +77,20 @@ def test_evaluations_are_linked_from_the_navigation_and_the_campaign_pages(tmp_p
     assert f"/evaluation/{theirs.pk}/" not in client.get("/evaluation/?campaign=other").content.decode()
     outsider = signed_in(django_user_model.objects.create_user("outsider", password="pw"))
     assert f"/evaluation/{ours.pk}/" not in outsider.get("/evaluation/?campaign=nat").content.decode()
+
+
+def test_a_computed_run_keeps_the_counts_of_its_campaign(tmp_path, storage):
+    from evaluation.services.runs import create_run, run_evaluation
+
+    campaign = nationality_campaign(tmp_path)
+    items = list(Item.objects.filter(campaign=campaign, is_gold=False).order_by("pk"))
+    decide(items[:2])
+    kg = campaign.pool.sample.kg
+    systems = [train_tiny(kg, arch, epochs=1, dim=8, seed=i) for i, arch in enumerate(("distmult", "transe"))]
+    run = run_evaluation(create_run(campaign.pool.sample, systems=systems, campaign=campaign), figures=False)
+    assert run.status == EvaluationRun.Status.DONE
+    assert run.summary["campaign_items"] == {"decided": 2, "total": len(items)}
+
+    decide(items)  # judged afterwards: the report still tells what the run was computed from
+    page = signed_in(member(campaign, "ann", Role.ANNOTATOR)).get(f"/evaluation/{run.pk}/").content.decode()
+    assert f"2 of {len(items)} items decided" in page and "when this run was computed" in page
