@@ -112,3 +112,12 @@ def test_every_figure_has_a_caption_and_the_tables_are_folded(client_and_campaig
     opened = re.findall(r"<details[^>]*\bopen\b[^>]*>", page)
     assert opened == ['<details class="section" id="summary" open>', '<details class="section" id="figures" open>']
     assert page.count('<details class="section">') >= 2
+
+
+def test_ties_share_a_rank_and_a_sparse_only_run_has_no_tau():
+    from evaluation.core.summary import ranking_summary
+
+    sparse = [{"system": "a", "micro_MRR": 0.2}, {"system": "b", "micro_MRR": 0.5}, {"system": "c", "micro_MRR": 0.2}]
+    summary = ranking_summary({"sparse": sparse}, "micro_MRR")
+    assert [(r.rank, r.system) for r in summary.sparse] == [(1, "b"), (2, "a"), (2, "c")]
+    assert summary.completed == [] and summary.tau is None and not summary.coarse

@@ -94,3 +94,14 @@ def test_a_computed_run_keeps_the_counts_of_its_campaign(tmp_path, storage):
     decide(items)  # judged afterwards: the report still tells what the run was computed from
     page = signed_in(member(campaign, "ann", Role.ANNOTATOR)).get(f"/evaluation/{run.pk}/").content.decode()
     assert f"2 of {len(items)} items decided" in page and "when this run was computed" in page
+
+
+def test_staff_start_an_evaluation_of_the_campaign_from_its_page(tmp_path):
+    campaign = nationality_campaign(tmp_path)
+    client = signed_in(member(campaign, "boss", Role.ADMIN, staff=True))
+    start = f"/evaluation/new/?campaign={campaign.pk}&amp;sample={campaign.pool.sample_id}"
+    assert f'<a href="{start}">Start an evaluation</a>' in client.get("/campaigns/nat/").content.decode()
+    form = client.get(start.replace("&amp;", "&")).content.decode()
+    assert f'<option value="{campaign.pk}" selected>' in form  # the form comes filled in
+    annotator = signed_in(member(campaign, "ann", Role.ANNOTATOR))
+    assert "Start an evaluation" not in annotator.get("/campaigns/nat/").content.decode()
