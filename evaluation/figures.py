@@ -16,6 +16,28 @@ def _pyplot():
     return plt
 
 
+# How to read each figure, shown under it on the report page (one sentence on the axes, one on what to look for).
+FIGURE_CAPTIONS = {
+    "depth_curve.png": "Kendall's tau-b (y) between the system ranking on the sparse labels and on the labels "
+                       "completed down to pool depth d (x), one line per metric. 1: the same order; a line that "
+                       "falls as d grows means judging deeper reorders the systems for that metric.",
+    "probe_heatmap.png": "One panel per system: PROBE for every alpha (rows) x beta (columns), normalised per cell "
+                         "across systems (yellow: the best system in that cell, dark: the worst). A system yellow "
+                         "everywhere wins whatever weights PROBE gives to ranks and to answers.",
+    "discriminative_power.png": "For every pair of systems, the p-value of the test of their difference (y), pairs "
+                                "sorted by p-value (x), one line per metric. The lower and the longer a curve stays "
+                                "under the dashed 0.05 line, the more system pairs that metric tells apart.",
+    "data_sensitivity.png": "Kendall's tau-b (y) between the ranking on a random share of the questions (x) and on "
+                            "all of them, mean over draws with a band of one standard deviation. A curve that "
+                            "reaches 1 early means fewer questions would have given the same ranking.",
+    "open_world.png": "Kendall's tau-b (y) between the ranking after dropping a share of the true answers from the "
+                      "completed labels (x) and the ranking with all of them. A curve that stays near 1 means the "
+                      "ranking is robust to answers nobody found.",
+    "reweighted.png": "Per metric, Kendall's tau-b with the sparse ranking of the completed ranking (left bar) and of "
+                      "the completed ranking reweighted to the sparse relation mix (right bar). A right bar much "
+                      "higher than the left one means the change of relation mix explains the change of ranking.",
+}
+
 FIGURE_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -14,8 +15,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evaluation.core.rank_family import DEFAULT_HITS, added_names
+from evaluation.core.summary import MIN_SYSTEMS_FOR_TAU, best_rows, metric_direction, ranking_summary
+from evaluation.figures import FIGURE_CAPTIONS
 from evaluation.models import EvaluationRun
-from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_progress, run_report, runs_visible_to, shown_error
+from evaluation.selectors.runs import (
+    CONTENT_TYPES, run_completion, run_file, run_progress, run_report, runs_visible_to, shown_error,
+)
 from pooling.models import Pool, Sample
 
 MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -23,7 +28,12 @@ MAIN_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macr
 
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "evaluation/runs.html", {"runs": runs_visible_to(request.user)[:200]})
+    """The runs the user may open; ``?campaign=NAME`` (the campaign pages link here): that campaign's only."""
+    runs = runs_visible_to(request.user)
+    campaign = request.GET.get("campaign", "")
+    if campaign:
+        runs = runs.filter(campaign__name=campaign)
+    return render(request, "evaluation/runs.html", {"runs": runs[:200], "campaign": campaign})
 
 
 def _campaigns():
@@ -65,12 +75,16 @@ class NewRunForm(forms.Form):
 @staff_member_required
 @require_http_methods(["GET", "POST"])
 def new_run(request: HttpRequest) -> HttpResponse:
+    """Create the run and queue it (``start_evaluation``: Celery, once the transaction commits), then redirect to
+    its page, which shows the progress until it is done. With workers (CELERY_BROKER_URL) this returns at once.
+    Embedded (tasks eager, in-process) the tasks run at the commit, inside this request: the redirect comes when
+    the run is done, and the form's script says so while the browser waits (kgpool runs no background threads)."""
     from django.db import transaction
 
     from evaluation.services.evaluate import EvaluationOptions, create_run, start_evaluation
     from evaluation.services.ranks import EvaluationError
 
-    form = NewRunForm(request.POST or None)
+    form = NewRunForm(request.POST or None, initial=request.GET.dict())
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -84,7 +98,8 @@ def new_run(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("evaluation:report", run_id=run.pk)
-    return render(request, "evaluation/new.html", {"form": form})
+    embedded = bool(getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+    return render(request, "evaluation/new.html", {"form": form, "embedded": embedded})
 
 
 def _pivot(records: list[dict], metric: str, systems: list[str]) -> dict:
@@ -114,25 +129,47 @@ def _table(records: list[dict], index: str, columns: list[str] | None = None) ->
     return {"columns": columns, "rows": [(r[index], [r.get(c) for c in columns]) for r in records]}
 
 
+def _with_best(table: dict, directions: list[int] | None = None) -> dict:
+    """The table with each value as (value, best in its column); ``directions`` per column (+1 higher is better,
+    -1 lower, 0 none; default: from the column's metric name)."""
+    directions = directions if directions is not None else [metric_direction(c) for c in table["columns"]]
+    best = best_rows([values for _label, values in table["rows"]], directions)
+    rows = [(label, [(v, index in best[column]) for column, v in enumerate(values)])
+            for index, (label, values) in enumerate(table["rows"])]
+    return {**table, "rows": rows}
+
+
+def _plain(table: dict) -> dict:
+    """A table with nothing to highlight (rows are not systems, or its columns are taus / counts)."""
+    return _with_best(table, [0] * len(table["columns"]))
+
+
 @login_required
 def report(request: HttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(runs_visible_to(request.user), pk=run_id)
     data = run_report(run)
-    context = {"run": run, "error": shown_error(run, request.user), "data": data, "downloads": [], "figures": []}
+    context = {"run": run, "error": shown_error(run, request.user), "data": data, "downloads": [], "figures": [],
+               "completion": run_completion(run)}
     if data is not None:
         metrics = data.get("metrics", [])
         hits = tuple((data.get("options") or {}).get("hits", DEFAULT_HITS))
         family = [c for c in (f"micro_{n}" for n in added_names(hits)) if c in metrics]
         main = [c for c in metrics if c not in family]
         main_sets = [(name, rows) for name, rows in data["tables"].items() if name in ("sparse", "completed")]
-        context["tables"] = [(name, _table(rows, "system", main)) for name, rows in main_sets]
-        context["family_tables"] = [(name, _table(rows, "system", family)) for name, rows in main_sets if family]
+        summary_metric = next((m for m in MAIN_METRICS if m in metrics), None)
+        context["summary"] = ranking_summary(data["tables"], summary_metric) if summary_metric else None
+        context["min_systems_for_tau"] = MIN_SYSTEMS_FOR_TAU
+        context["tables"] = [(name, _with_best(_table(rows, "system", main))) for name, rows in main_sets]
+        context["family_tables"] = [(name, _with_best(_table(rows, "system", family)))
+                                    for name, rows in main_sets if family]
         context["tie_policy"] = (data.get("options") or {}).get("policy", "realistic")
-        context["kendall"] = _table(data.get("kendall", []), "metric")
+        context["kendall"] = _plain(_table(data.get("kendall", []), "metric"))
         depth_columns = [m for m in MAIN_METRICS if m in metrics]
-        context["depth_curve"] = _table(data.get("depth_curve", []), "depth", depth_columns)
-        context["probe_alpha"] = [(n, _table(rows, "system")) for n, rows in data.get("probe_alpha", {}).items()]
-        context["probe_beta"] = [(n, _table(rows, "system")) for n, rows in data.get("probe_beta", {}).items()]
+        context["depth_curve"] = _plain(_table(data.get("depth_curve", []), "depth", depth_columns))
+        probe = {"alpha": data.get("probe_alpha", {}), "beta": data.get("probe_beta", {})}
+        for grid, tables in probe.items():  # rows are systems, columns PROBE at one alpha / beta: higher is better
+            context[f"probe_{grid}"] = [(n, _with_best(table, [1] * len(table["columns"])))
+                                        for n, table in ((n, _table(rows, "system")) for n, rows in tables.items())]
         context["auc"] = data.get("discriminative_auc", [])
         breakdown: dict[tuple[str, str], dict[str, float]] = {}
         for row in data.get("breakdown", []):
@@ -164,8 +201,11 @@ def report(request: HttpRequest, run_id: int) -> HttpResponse:
         context["coverage"] = [row for row in data.get("coverage", []) if not row["label_set"].startswith("completed@")]
         context["too_shallow"] = any(row["answers_unranked"] or row["judged_unranked"] or row["questions_not_scored"]
                                      for row in context["coverage"])
+        for key in ("breakdown", "breakdown_macro", "relations", "averages", "reweighted_kendall", "open_world"):
+            context[key] = _plain(context[key])  # rows are groups / relations / shares: no best per column
+        context["reweighted"] = _with_best(context["reweighted"])
         context["downloads"] = [name for name in run.files if not name.endswith(".png")]
-        context["figures"] = [name for name in run.files if name.endswith(".png")]
+        context["figures"] = [(name, FIGURE_CAPTIONS.get(name, "")) for name in run.files if name.endswith(".png")]
     return render(request, "evaluation/report.html", context)
 
 

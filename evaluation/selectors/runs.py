@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,41 @@ def run_progress(run: EvaluationRun) -> dict[str, Any]:
     fresh = EvaluationRun.objects.filter(pk=run.pk).values(
         "status", "stage", "progress_done", "progress_total", "error").get()
     return fresh
+
+
+def campaign_decided_counts(campaign) -> dict[str, int]:
+    """How many of the campaign's items (gold checks apart) have a final label, of how many."""
+    from annotation.models import Item
+    from annotation.selectors.labels import FINAL_STATUSES
+
+    items = Item.objects.filter(campaign=campaign, is_gold=False)
+    return {"decided": items.filter(status__in=FINAL_STATUSES).exclude(label="").count(), "total": items.count()}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How far a run's campaign was judged: ``decided`` of ``total`` items. ``at_run``: counted when the run was
+    computed (False for runs stored before the count was kept: counted now)."""
+
+    decided: int
+    total: int
+    at_run: bool
+
+    @property
+    def partial(self) -> bool:
+        return self.decided < self.total
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.decided / self.total if self.total else 0.0
+
+
+def run_completion(run: EvaluationRun) -> Completion | None:
+    """The judging completion behind a campaign run's completed labels (None: the run has no campaign)."""
+    if not run.campaign_id:
+        return None
+    stored = (run.summary or {}).get("campaign_items")
+    if stored:
+        return Completion(stored["decided"], stored["total"], at_run=True)
+    counts = campaign_decided_counts(run.campaign)
+    return Completion(counts["decided"], counts["total"], at_run=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation import task_names
+from evaluation.selectors.runs import campaign_decided_counts
 from evaluation.services.compute import evaluate_sample
 from evaluation.services.errors import EvaluationError
 from evaluation.services.inputs import EvaluationInputs, ProgressFn, evaluable_systems, evaluation_inputs, score_systems
@@ -172,7 +173,10 @@ def run_evaluation(run: Any, *, figures: bool = True, force: bool = False) -> An
         scoring = previous.get("scoring")
         if scoring:  # stage 1 scored; the counts of this stage would all read "cached"
             result.rank_stats = {name: scoring.get(name, stats) for name, stats in result.rank_stats.items()}
-        store_result(run, result, figures=figures, extra_summary={"input_digest": digest})
+        extra = {"input_digest": digest}
+        if run.campaign_id:  # the report warns when the completed labels come from an unfinished campaign
+            extra["campaign_items"] = campaign_decided_counts(run.campaign)
+        store_result(run, result, figures=figures, extra_summary=extra)
     except Exception as exc:
         _fail(run, exc)
         raise
