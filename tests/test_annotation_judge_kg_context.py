@@ -112,6 +112,7 @@ def test_query_count_does_not_grow_with_facts_answers_or_systems(judged, client)
     assert len(context.known_answers[0].answers) == 10 and context.known_answers[0].more
     assert len(context.why[0].proposals) == 9
     assert small_context <= 11
+    print(f"KG context: {small_context} queries; judge page: {small_page} queries (1 or 9 systems, 6 or 126 facts)")
 
 
 def test_adjudication_page_shows_the_context(judged, client):
