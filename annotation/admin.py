@@ -58,6 +58,22 @@ class CampaignForm(forms.ModelForm):
         except AnnotationError as exc:
             raise forms.ValidationError(str(exc)) from None
 
+    def clean(self):
+        cleaned = super().clean()
+        relations = cleaned.get("relation_guidelines")
+        pool = cleaned.get("pool") or getattr(self.instance, "pool", None)
+        if relations is None or pool is None:
+            return cleaned
+        from annotation.services.guidelines import checked_guidelines
+
+        probe = Campaign(pool=pool)  # the checks need only the campaign's KG
+        try:
+            cleaned["guidelines"], cleaned["relation_guidelines"] = checked_guidelines(
+                probe, cleaned.get("guidelines", ""), relations if isinstance(relations, dict) else None)
+        except AnnotationError as exc:
+            self.add_error("relation_guidelines", str(exc))
+        return cleaned
+
     def clean_gold_rate(self):
         rate = self.cleaned_data["gold_rate"]
         if not 0 <= rate < 1:

@@ -79,6 +79,11 @@ class Campaign(models.Model):
         max_length=5, default=DEFAULT_EVIDENCE_POLICY, choices=EVIDENCE_CHOICES,
         help_text="For which answers a source URL is required (a source given is always checked)",
     )
+    guidelines = models.TextField(blank=True, help_text="Campaign-wide judging guidelines (Markdown), shown beside "
+                                                        "every question")
+    relation_guidelines = models.JSONField(
+        default=dict, blank=True, help_text='Guidelines per relation (Markdown): {"relation key": "text"}'
+    )
     evaluate_when_done = models.BooleanField(
         default=False, editable=False,
         help_text="Start the evaluation its campaign file declares once the last item is decided (campaign apply)",
@@ -107,6 +112,9 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_memberships")
     role = models.CharField(max_length=12, choices=Role.choices)
     added_at = models.DateTimeField(auto_now_add=True)
+    guidelines_read = models.CharField(
+        max_length=64, blank=True, help_text="Digest of the guidelines the member confirmed reading ('' : none yet)"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "user", "role"], name="membership_unique_role")]

@@ -1,13 +1,14 @@
 """Judging pages under /campaigns/ and the JSON API under /api/ (see annotation.api)."""
 from django.urls import include, path
 
-from annotation.views import audit, judging, manage, quality
+from annotation.views import audit, guidelines, judging, manage, quality
 
 app_name = "annotation"
 
 pages = [
     path("", judging.campaign_list, name="campaigns"),
     path("<slug:name>/", judging.campaign_home, name="campaign"),
+    path("<slug:name>/guidelines/", guidelines.read, name="guidelines"),
     path("<slug:name>/judge/", judging.judge_next, name="judge_next"),
     # Work is addressed by its hand-out (Assignment) id, never by the item's pk: gold checks are created after
     # the pool's items, so item pks would tell them apart; hand-outs are created interleaved as work is served.
@@ -25,6 +26,7 @@ pages = [
     path("<slug:name>/manage/filter/", manage.filtering, name="manage_filter"),
     path("<slug:name>/manage/filter/apply/", manage.filtering_apply, name="manage_filter_apply"),
     path("<slug:name>/manage/filter/revert/", manage.filtering_revert, name="manage_filter_revert"),
+    path("<slug:name>/manage/guidelines/", guidelines.manage, name="manage_guidelines"),
     path("<slug:name>/manage/templates/", manage.templates, name="manage_templates"),
     path("<slug:name>/manage/templates/preview/", manage.template_preview_json, name="manage_template_preview"),
     path("<slug:name>/manage/agreement/", manage.agreement_page, name="manage_agreement"),

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from annotation.models import Membership
+from annotation.selectors.guidelines import current_digest
 from annotation.services.audit import draw_audit_sample
+from annotation.services.guidelines import set_guidelines
 from annotation.services.distribution import next_item
 from annotation.services.judging import submit_judgment
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
@@ -61,6 +64,8 @@ def judged_campaign(folder: Path):
             submit_judgment(item, user, answer, LONG_SOURCE if user == one else "https://en.wikipedia.org/wiki/Ireland",
                             quote="Irons holds both Irish and British citizenship, as he said in a 2011 interview")
     draw_audit_sample(campaign, size=1, yes_share=1.0)
+    set_guidelines(campaign, "Answer **Yes** only with a [verified source](https://en.wikipedia.org/).", {})
+    Membership.objects.filter(campaign=campaign).update(guidelines_read=current_digest(campaign))
     kg = campaign.pool.sample.kg
     systems = [train_tiny(kg, arch, epochs=1, dim=8, seed=i) for i, arch in enumerate(("distmult", "transe"))]
     run = run_evaluation(create_run(campaign.pool.sample, systems=systems, campaign=campaign), figures=True)
@@ -72,12 +77,14 @@ def pages_by_role(campaign, run) -> dict[str, list[str]]:
     report = f"/evaluation/{run.pk}/"
     return {
         "": ["/login/"],
-        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", "/evaluation/"],  # the report: as staff
+        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", f"{base}/guidelines/",
+                      "/evaluation/"],  # the report: as staff
         "adjudicator": [f"{base}/adjudicate/"],
         "expert": [f"{base}/audit/"],
         "chief": [f"{base}/", f"{base}/manage/", f"{base}/manage/members/", f"{base}/manage/sources/",
                   f"{base}/manage/order/", f"{base}/manage/order/simulation/",
                   f"{base}/manage/filter/?rules=type&rules=cardinality", f"{base}/manage/templates/",
+                  f"{base}/manage/guidelines/",
                   f"{base}/manage/agreement/", f"{base}/manage/quality/", f"{base}/manage/audit/",
                   "/evaluation/", "/evaluation/new/", report, "/api/docs/"],
     }

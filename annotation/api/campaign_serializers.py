@@ -4,6 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.lib.evidence import EVIDENCE_CHOICES
+from annotation.lib.guidelines import MAX_GUIDELINES_CHARS
 from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
 from annotation.models import Role
@@ -35,6 +36,11 @@ class SettingsFields(serializers.Serializer):
     judging_order = serializers.ChoiceField(choices=ORDERS, required=False)
     item_budget = serializers.IntegerField(min_value=0, max_value=INT32, allow_null=True, required=False,
                                            help_text="stop handing out new pool items after this many (null: none)")
+    guidelines = serializers.CharField(max_length=MAX_GUIDELINES_CHARS, allow_blank=True, required=False,
+                                       trim_whitespace=False, help_text="campaign-wide judging guidelines (Markdown)")
+    relation_guidelines = serializers.DictField(
+        child=serializers.CharField(max_length=MAX_GUIDELINES_CHARS, allow_blank=True, trim_whitespace=False),
+        required=False, help_text="relation key -> guidelines (Markdown); replaces them all")
 
 
 class CampaignIn(SettingsFields):
@@ -62,6 +68,8 @@ class CampaignSettingsOut(serializers.Serializer):
     evidence_policy = serializers.CharField()
     judging_order = serializers.CharField()
     item_budget = serializers.IntegerField(allow_null=True)
+    guidelines = serializers.CharField()
+    relation_guidelines = serializers.DictField(child=serializers.CharField())
     created_at = serializers.DateTimeField()
 
 

@@ -93,6 +93,11 @@ def _set(campaign: Campaign, values: dict) -> None:
     update_settings(campaign, **{k: values[k] for k in SETTINGS if k in values})
     if "allowed_domains" in values:
         set_allowed_domains(campaign, values["allowed_domains"])
+    if "guidelines" in values or "relation_guidelines" in values:
+        from annotation.services.guidelines import set_guidelines
+
+        set_guidelines(campaign, values.get("guidelines", campaign.guidelines),
+                       values.get("relation_guidelines", campaign.relation_guidelines or {}))
     if "judging_order" in values or "item_budget" in values:
         order = values.get("judging_order", campaign.judging_order)
         budget = values["item_budget"] if "item_budget" in values else "keep"

@@ -10,6 +10,7 @@ does is ``annotation.services.campaign_apply``. The tables, in the order they ar
   import: ``checkpoint`` (PyKEEN), ``scores`` (a score matrix) or ``run`` (a TREC run);
 - ``[sample]`` size, seed, stratified, or a file; ``[pool]`` depth, systems, name;
 - ``[filters]`` the trivial rules and their options; ``[templates]`` relation key = question template;
+  ``[guidelines]`` campaign = the campaign-wide text, relation key = that relation's text (Markdown);
   ``[sources]`` allowed_domains; ``[judging]`` order, budget, gold rate and the other campaign settings;
   ``[members]`` role = [usernames]; ``[evaluation]`` the evaluation to run when judging is done.
 """
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from annotation.lib.guidelines import CAMPAIGN_KEY, MAX_GUIDELINES_CHARS
 from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
 from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
@@ -144,6 +146,7 @@ class CampaignSpec:
     description: str = ""
     filters: FilterSpec | None = None
     templates: dict[str, str] = field(default_factory=dict)
+    guidelines: dict[str, str] = field(default_factory=dict)  # "campaign" (campaign-wide) or relation key -> text
     allowed_domains: tuple[str, ...] | None = None  # None: the default verified domains
     judging: JudgingSpec = JudgingSpec()
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -213,6 +216,7 @@ def spec_from_dict(data: dict[str, Any]) -> CampaignSpec:
         kg=make(KGSpec, data["kg"]), sample=make(SampleSpec, data["sample"]), pool=make(PoolSpec, data["pool"]),
         systems=tuple(make(SystemSpec, s) for s in data.get("systems", [])),
         filters=make(FilterSpec, data.get("filters")), templates=dict(data.get("templates") or {}),
+        guidelines=dict(data.get("guidelines") or {}),
         allowed_domains=tuples(data.get("allowed_domains")), judging=make(JudgingSpec, data.get("judging") or {}),
         members={role: tuple(names) for role, names in (data.get("members") or {}).items()},
         evaluation=make(EvaluationSpec, data.get("evaluation")),
@@ -328,7 +332,7 @@ class _Reader:
     # -- tables
     def spec(self) -> CampaignSpec:
         top = set(self.doc) - {"version", "campaign", "kg", "systems", "sample", "pool", "filters", "templates",
-                               "sources", "judging", "members", "evaluation"}
+                               "guidelines", "sources", "judging", "members", "evaluation"}
         if top:
             key = sorted(top)[0]
             self.fail(f"unknown table or setting {key!r}", None, key)
@@ -350,7 +354,7 @@ class _Reader:
             name=self.slug(campaign, "name", "campaign", "campaign", required=True),
             description=self.value(campaign, "description", str, "campaign", ""),
             kg=self._kg(), systems=systems, sample=self._sample(), pool=pool, filters=self._filters(),
-            templates=self._templates(), allowed_domains=tuple(domains) if domains is not None else None,
+            templates=self._templates(), guidelines=self._guidelines(), allowed_domains=tuple(domains) if domains is not None else None,
             judging=self._judging(), members=self._members(), evaluation=evaluation,
         )
 
@@ -462,6 +466,16 @@ class _Reader:
                 self.fail(f"templates.{key} must be a string such as \"Is {{head}} ... {{tail}}?\"", "templates", key)
         return dict(templates)
 
+    def _guidelines(self) -> dict[str, str]:
+        guidelines = self.table("guidelines") or {}
+        for key, text in guidelines.items():
+            if not isinstance(text, str):
+                self.fail(f"guidelines.{key} must be a string (Markdown)", "guidelines", key)
+            if len(text) > MAX_GUIDELINES_CHARS:
+                self.fail(f"guidelines.{key} has {len(text)} characters; at most {MAX_GUIDELINES_CHARS}", "guidelines",
+                          key)
+        return dict(guidelines)
+
     def _judging(self) -> JudgingSpec:
         judging = self.table("judging") or {}
         self.known(judging, "judging", tuple(f.name for f in fields(JudgingSpec)))
@@ -559,6 +573,8 @@ def spec_to_toml(spec: CampaignSpec, *, base: Path | None = None, header: str = 
         doc["filters"] = {**asdict(spec.filters), "rules": list(spec.filters.rules)}
     if spec.templates:
         doc["templates"] = dict(sorted(spec.templates.items()))
+    if spec.guidelines:
+        doc["guidelines"] = dict(sorted(spec.guidelines.items(), key=lambda kv: (kv[0] != CAMPAIGN_KEY, kv[0])))
     if spec.allowed_domains is not None:
         doc["sources"] = {"allowed_domains": list(spec.allowed_domains)}
     doc["judging"] = _without_none(asdict(spec.judging))

@@ -124,6 +124,7 @@ class _Steps:
         pool = self.pool(sample, campaign)
         campaign = self.campaign(pool, campaign)
         self.templates(kg, campaign)
+        self.guidelines(kg, campaign)
         self.filters(campaign)
         self.members(campaign)
         self.settings(campaign)
@@ -453,6 +454,36 @@ class _Steps:
                 from annotation.services.templates import set_template
 
                 set_template(relations[key], text, campaign=campaign)
+
+    def guidelines(self, kg: KnowledgeGraph | None, campaign: Campaign | None) -> None:
+        """``[guidelines]`` replaces the campaign's guidelines as a whole; a file without it keeps those written
+        on the site. Keys that are no relation of the KG are refused, the others applied."""
+        from annotation.lib.guidelines import CAMPAIGN_KEY
+        from pooling.models import Relation
+
+        if not self.spec.guidelines:
+            return
+        texts = {k: v for k, v in self.spec.guidelines.items() if k != CAMPAIGN_KEY}
+        known = set(Relation.objects.filter(kg=kg, key__in=list(texts)).values_list("key", flat=True)) if kg else set(texts)
+        for key in sorted(set(texts) - known):
+            self.note("refuse", f"guidelines {key}", f"{self.spec.kg.name} has no relation {key!r}")
+            del texts[key]
+        text = self.spec.guidelines.get(CAMPAIGN_KEY, "")
+        wanted = (text.strip(), {k: v.strip() for k, v in sorted(texts.items()) if v.strip()})
+        if campaign is not None and (campaign.guidelines, campaign.relation_guidelines or {}) == wanted:
+            self.note("keep", "guidelines", f"campaign-wide and {len(wanted[1])} relations")
+            return
+        self.note("create" if campaign is None or not campaign.guidelines and not campaign.relation_guidelines
+                  else "change", "guidelines", f"campaign-wide and {len(wanted[1])} relations (annotators read them "
+                                               "before judging)")
+        if campaign is not None and not self.dry_run:
+            from annotation.services.errors import AnnotationError
+            from annotation.services.guidelines import set_guidelines
+
+            try:
+                set_guidelines(campaign, text, texts)
+            except AnnotationError as exc:
+                self.note("refuse", "guidelines", str(exc))
 
     def filters(self, campaign: Campaign | None) -> None:
         spec = self.spec.filters

@@ -17,6 +17,7 @@ from annotation.lib.campaign_file import (
     ROLES, CampaignSpec, FilterSpec, JudgingSpec, KGSpec, PoolSpec, SampleSpec, SystemSpec,
     spec_to_toml,
 )
+from annotation.lib.guidelines import CAMPAIGN_KEY
 from annotation.models import Campaign, Item, Membership, QuestionTemplate
 from annotation.services.campaign_evaluation import campaign_spec
 from pooling.models import Pool, Sample, System
@@ -59,6 +60,7 @@ def campaign_to_spec(campaign: Campaign) -> tuple[CampaignSpec, list[str]]:
                       name=None if _default_name(pool) else pool.name,
                       chunk_size=None if pool.chunk_size == 256 else pool.chunk_size),
         filters=_filters(campaign, applied), templates=_templates(campaign),
+        guidelines=_guidelines(campaign),
         allowed_domains=_domains(campaign, applied),
         judging=JudgingSpec(order=campaign.judging_order, budget=campaign.item_budget,
                             assignment_timeout_s=campaign.assignment_timeout_s, gold_rate=campaign.gold_rate,
@@ -131,6 +133,11 @@ def _domains(campaign: Campaign, applied: CampaignSpec | None) -> tuple[str, ...
 def _templates(campaign: Campaign) -> dict[str, str]:
     return dict(QuestionTemplate.objects.filter(campaign=campaign).order_by("relation__key")
                 .values_list("relation__key", "text"))
+
+
+def _guidelines(campaign: Campaign) -> dict[str, str]:
+    texts = {CAMPAIGN_KEY: campaign.guidelines} if campaign.guidelines else {}
+    return {**texts, **dict(sorted((campaign.relation_guidelines or {}).items()))}
 
 
 def _members(campaign: Campaign) -> dict[str, tuple[str, ...]]:

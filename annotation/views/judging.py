@@ -12,6 +12,8 @@ from annotation.forms import AdjudicationForm, JudgmentForm
 from annotation.lib.evidence import describe as describe_evidence
 from annotation.models import Assignment, Role
 from annotation.selectors import web
+from annotation.selectors.guidelines import guidelines_view, must_read_guidelines
+from annotation.selectors.kg_context import kg_context
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, InvalidState, NotAllowed, NotAssigned
@@ -37,6 +39,8 @@ def campaign_home(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def judge_next(request: HttpRequest, name: str) -> HttpResponse:
     campaign, roles = member_campaign(name, request.user, Role.ANNOTATOR)
+    if must_read_guidelines(campaign, request.user):  # before the first hand-out, and after every change
+        return redirect("annotation:guidelines", name=campaign.name)
     assignment = next_item(campaign, request.user)
     if assignment is None:
         context = nav_context(campaign, request.user, roles)
@@ -47,8 +51,10 @@ def judge_next(request: HttpRequest, name: str) -> HttpResponse:
 
 def _judge_page(request, campaign, roles, assignment: Assignment, form: JudgmentForm, status: int = 200):
     context = nav_context(campaign, request.user, roles)
+    item = web.item_view(assignment.item)
     context.update(
-        item=web.item_view(assignment.item), form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
+        item=item, guidelines=guidelines_view(campaign, item.relation_key), kg=kg_context(assignment.item, campaign),
+        form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
         evidence_policy=campaign.evidence_policy, evidence_rule=describe_evidence(campaign.evidence_policy),
         source_prefill=web.source_prefill(campaign, request.user),
@@ -74,6 +80,8 @@ def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     if request.method == "GET":
         if not web.is_open(assignment):
             return _closed(request, campaign, assignment)
+        if must_read_guidelines(campaign, request.user):
+            return redirect("annotation:guidelines", name=campaign.name)
         form = JudgmentForm(initial={"request_id": web.request_id_for(assignment)})
         return _judge_page(request, campaign, roles, assignment, form)
 
@@ -152,8 +160,10 @@ def adjudicate_item(request: HttpRequest, name: str, hand_out: int) -> HttpRespo
         messages.info(request, "That conflict is no longer handed to you; here is the next one.")
         return redirect("annotation:adjudicate_next", name=campaign.name)
     context = nav_context(campaign, request.user, roles)
+    view = web.item_view(item)
     context.update(
-        item=web.item_view(item), case=web.adjudication_evidence(item), form=form, hand_out=assignment.pk,
+        item=view, guidelines=guidelines_view(campaign, view.relation_key), kg=kg_context(item, campaign),
+        case=web.adjudication_evidence(item), form=form, hand_out=assignment.pk,
         progress=web.progress(campaign, request.user),
     )
     return render(request, "annotation/adjudicate.html", context, status=400 if form.errors else 200)
