@@ -14,6 +14,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Item
+from annotation.selectors.kg_context import kg_context
 from annotation.selectors.web import item_view
 from annotation.services.gold import add_gold_items
 from tests._annotation_web_support import member, nationality_campaign
@@ -34,6 +35,13 @@ def variable_strings(item: Item) -> list[str]:
         values += [e["url"].replace("https://", "").replace("http://", "")]
     for origin in view["origins"]:
         values += [origin["head"], origin["relation"], origin["tail"], origin["question"], origin["qid"]]
+    context = kg_context(item, item.campaign)  # what the KG says around the item differs from item to item too
+    for fact in context.head_facts + context.tail_facts:
+        values += [fact.relation, fact.other]
+    for known in context.known_answers:
+        values += [known.question, *known.answers]
+    for why in context.why:
+        values += [why.question, *why.test_triples]
     return sorted({v for v in values if v}, key=len, reverse=True)
 
 
@@ -80,9 +88,14 @@ def collapse(tokens: list[str]) -> list[str]:
     return tokens
 
 
+# The KG's facts and known answers around an item: a list, or "None in the training data", depending on the entities
+# alone (tests/test_annotation_judge_kg_context.py checks they never show the candidate itself); one token here.
+KG_CONTEXT = re.compile(r'<div class="facts">.*?(?:</ul>|</p>)\s*</div>|<p class="known-answers">.*?</p>', re.S)
+
+
 def skeleton(html: str, item: Item) -> list[str]:
     parser = Skeleton(variable_strings(item))
-    parser.feed(html)
+    parser.feed(KG_CONTEXT.sub("<kg-context></kg-context>", html))
     return collapse(parser.tokens)
 
 

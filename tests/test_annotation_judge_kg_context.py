@@ -77,10 +77,10 @@ def test_judge_page_shows_context_and_why_in_plain_words(judged, client):
     assert "Known answers in the KG to (Jeremy Irons, nationality, ?): France, United States" in words
     assert "Jeremy Irons <em>acted in</em> Dead Ringers" in body
     assert "Michael Caine <em>nationality</em> United Kingdom" in body
-    assert "System RotatE proposed this answer as its guess number 1; " \
-           "System TransE proposed this answer as its guess number 3 for the question" in words
-    assert "for the question (Jeremy Irons, nationality, ?), which the test triple " \
+    assert "It answers the question (Jeremy Irons, nationality, ?), which the test triple " \
            "(Jeremy Irons, nationality, Ireland) asks with the answer hidden" in words
+    # which systems proposed it, at which rank, is never shown: it anchors answers and gold checks lack it
+    assert "RotatE" not in words and "TransE" not in words and "guess number" not in words
 
 
 def queries(function) -> int:
@@ -110,7 +110,7 @@ def test_query_count_does_not_grow_with_facts_answers_or_systems(judged, client)
     context = kg_context(item, campaign)
     assert len(context.head_facts) == 5 and len(context.tail_facts) == 5
     assert len(context.known_answers[0].answers) == 10 and context.known_answers[0].more
-    assert len(context.why[0].proposals) == 9
+    assert len(context.why) == 1
     assert small_context <= 11
     print(f"KG context: {small_context} queries; judge page: {small_page} queries (1 or 9 systems, 6 or 126 facts)")
 

@@ -1,6 +1,8 @@
 """What the knowledge graph already says around an item, so a person can decide the easy cases on the page
 (issue 15): a few known facts of each entity, the other known answers of the question, and in plain words
-why the candidate is asked (which systems proposed it at which rank, for which sampled test triple).
+why the candidate is asked (for which sampled test triple's question). Which systems proposed the candidate, and
+at which rank, is never shown: it would anchor people's answers (TREC assessors never see it either), and gold
+checks, which no system pooled, would stand out by its absence.
 
 Everything comes from the train split through the indexed triple lookups (``triple_head_relation_tail``,
 ``triple_tail_relation``, ``pool_entry_unique_triple``): a fixed number of queries per page, whatever the number
@@ -18,7 +20,6 @@ from pooling.models import PoolHit, Question, SampleTriple, Split, Triple
 
 FACTS_PER_ENTITY = 5
 KNOWN_ANSWERS = 10
-HITS_SHOWN = 40  # (system, question) pairs: a pool has a handful of systems and one or two questions per entry
 TEST_TRIPLES_PER_QUESTION = 3
 
 
@@ -39,20 +40,13 @@ class KnownAnswers:
     more: bool  # there are more than shown
 
 
-@dataclass(frozen=True)
-class Proposal:
-    system: str  # '' for an imported pool entry without system information
-    rank: int | None
-
-
 @dataclass
 class WhyAsked:
-    """One question that pooled the candidate: the test triples that ask it and who proposed the candidate."""
+    """One question that pooled the candidate and the test triples that ask it."""
 
     question: str
     test_triples: list[str] = field(default_factory=list)
     more_test_triples: int = 0
-    proposals: list[Proposal] = field(default_factory=list)
 
 
 @dataclass
@@ -120,23 +114,19 @@ def _facts(item: Item, kg_id: int) -> tuple[list[Fact], list[Fact]]:
     return facts_of(item.head_id), facts_of(item.tail_id)
 
 
-def _questions(item: Item, campaign: Campaign) -> tuple[dict[int, tuple[int, str]], list[tuple[int, str, int | None]]]:
-    """The questions that pooled the candidate (pk -> (side, qid)) and its pool hits (question pk, system,
-    rank), best rank first: one query on the pool entry of the triple (gold checks included), one more for the
-    sample's questions when the pool has no such entry."""
-    hits = list(
-        PoolHit.objects.filter(entry__pool_id=campaign.pool_id, entry__head_id=item.head_id,
-                               entry__relation_id=item.relation_id, entry__tail_id=item.tail_id)
-        .order_by(F("rank").asc(nulls_last=True), "system__name", "question__position")
-        .values_list("question_id", "question__side", "question__qid", "system__name", "rank")[:HITS_SHOWN]
-    )
-    questions = {q: (side, qid) for q, side, qid, _system, _rank in hits}
+def _questions(item: Item, campaign: Campaign) -> dict[int, tuple[int, str]]:
+    """The questions that pooled the candidate (pk -> (side, qid)): one query on the pool entry of the triple,
+    one more for the sample's questions the triple answers when the pool has no such entry (gold checks)."""
+    rows = (PoolHit.objects.filter(entry__pool_id=campaign.pool_id, entry__head_id=item.head_id,
+                                   entry__relation_id=item.relation_id, entry__tail_id=item.tail_id)
+            .order_by("question__position").values_list("question_id", "question__side", "question__qid").distinct())
+    questions = {q: (side, qid) for q, side, qid in rows}
     if not questions:
         rows = Question.objects.filter(sample_id=campaign.pool.sample_id, relation_id=item.relation_id).filter(
             Q(side=Question.Side.TAIL, anchor_id=item.head_id) | Q(side=Question.Side.HEAD, anchor_id=item.tail_id)
         ).order_by("position").values_list("pk", "side", "qid")
         questions = {q: (side, qid) for q, side, qid in rows}
-    return questions, [(q, system or "", rank) for q, _side, _qid, system, rank in hits]
+    return questions
 
 
 def kg_context(item: Item, campaign: Campaign) -> KgContext:
@@ -148,7 +138,7 @@ def kg_context(item: Item, campaign: Campaign) -> KgContext:
     head, tail, relation = item.head, item.tail, item.relation
     head_name, tail_name, rel_name = _name(head.name, head.key), _name(tail.name, tail.key), _name(relation.text, relation.key)
     head_facts, tail_facts = _facts(item, kg_id)
-    questions, hits = _questions(item, campaign)
+    questions = _questions(item, campaign)
     sides = {side for side, _qid in questions.values()} or {Question.Side.TAIL, Question.Side.HEAD}
 
     known = []
@@ -168,8 +158,6 @@ def kg_context(item: Item, campaign: Campaign) -> KgContext:
     for pk, (side, _qid) in questions.items():
         asked = f"(?, {rel_name}, {tail_name})" if side == Question.Side.HEAD else f"({head_name}, {rel_name}, ?)"
         why[pk] = WhyAsked(asked)
-    for question, system, rank in hits:
-        why[question].proposals.append(Proposal(system, rank))
     if why:
         links = (SampleTriple.objects.filter(questions__in=list(why)).annotate(question_pk=F("questions__pk"))
                  .annotate(row=Window(RowNumber(), partition_by=[F("question_pk")], order_by=[F("position").asc()]))
