@@ -35,6 +35,6 @@ def test_a_triple_any_of_whose_questions_rules_it_out_is_negative():
 
 def test_parse_rules():
     assert parse_rules("type,cardinality") == ("type", "cardinality")
-    assert parse_rules(None) == ("type", "cardinality")
+    assert parse_rules(None) == ("type", "cardinality", "reflexive")
     with pytest.raises(ValueError, match="unknown rule"):
         parse_rules("types")

@@ -41,6 +41,7 @@ login                                     GET     ok        ok        ok        
 logout                                    POST    login     login     login       login  login login
 annotation:campaigns                      GET     login     ok        ok          ok     ok    ok
 annotation:campaign                       GET     login     ok        ok          ok     ok    ok
+annotation:guidelines                     GET     login     ok        ok          ok     ok    ok
 annotation:judge_next                     GET     login     ok        deny        deny   deny  deny
 annotation:judge_item                     GET     login     deny      deny        deny   deny  deny
 annotation:judge_skip                     POST    login     deny      deny        deny   deny  deny
@@ -52,6 +53,7 @@ annotation:manage                         GET     login     deny      deny      
 annotation:manage_members                 GET     login     deny      deny        deny   ok    ok
 annotation:manage_domains                 GET     login     deny      deny        deny   ok    ok
 annotation:manage_order                   GET     login     deny      deny        deny   ok    ok
+annotation:manage_guidelines              GET     login     deny      deny        deny   ok    ok
 annotation:manage_simulation              GET     login     deny      deny        deny   ok    ok
 annotation:manage_filter                  GET     login     deny      deny        deny   ok    ok
 annotation:manage_filter_apply            POST    login     deny      deny        deny   ok    ok
