@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Judgment
+from annotation.models import Item, Judgment
 from tests._annotation_web_support import member, nationality_campaign
 from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
 
@@ -57,3 +57,34 @@ def test_an_obvious_no_is_one_key_and_enter_with_no_source_sent(tmp_path, live_s
     context.close()
     assert sorted(Judgment.objects.filter(user=one).values_list("answer", "source_url")) == [
         ("N", ""), ("Y", "https://en.wikipedia.org/wiki/Jeremy_Irons")]
+
+
+def keys_to_save(page, keys: list[str]) -> int:
+    """Press ``keys`` then Enter on the judge page, waiting for the next page; the number of keys pressed."""
+    page.wait_for_selector("#judge-form")
+    for key in keys:
+        page.keyboard.press(key)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    return len(keys) + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_yes_with_a_reused_or_entity_source_is_three_keys(tmp_path, live_server, browser):  # noqa: F811
+    """R reuses the person's last source, H / T take the head's / tail's own page (issue 15: a Yes with a reused
+    source in at most 3 keys); the recent sources are offered as the field's list."""
+    campaign = nationality_campaign(tmp_path, entries=3)
+    one = member(campaign, "one", "annotator")
+    context, page = login(browser, live_server, "one")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    judge_by_keyboard(page, "y", "https://www.imdb.com/name/nm0000460/bio/")
+    page.wait_for_selector("#judge-form")
+    options = page.eval_on_selector_all("#recent-sources option", "els => els.map(e => e.value)")
+    assert options == ["https://www.imdb.com/name/nm0000460/bio/"]
+    assert keys_to_save(page, ["y", "r"]) == 3
+    assert keys_to_save(page, ["y", "h"]) == 3
+    context.close()
+    head_url = Item.objects.filter(campaign=campaign).select_related("head").first().head.url
+    assert sorted(Judgment.objects.filter(user=one).values_list("source_url", flat=True)) == sorted(
+        ["https://www.imdb.com/name/nm0000460/bio/"] * 2 + [head_url])
+    assert head_url.startswith("https://en.wikipedia.org/")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
 from annotation.selectors.campaigns import campaign_progress, user_roles
 from annotation.selectors.labels import FINAL_STATUSES
@@ -213,16 +214,35 @@ def adjudication_evidence(item: Item) -> dict:
     return {"evidence": evidence, "flags": case.flags}
 
 
-def source_prefill(campaign: Campaign, user) -> str:
-    """The start of the user's last source URL in the campaign (scheme, host and first path segment, e.g.
-    ``https://en.wikipedia.org/wiki/``), to prefill the next source field; '' when none."""
-    last = Judgment.objects.filter(user=user, item__campaign=campaign).order_by("-given_at", "-pk").first()
-    if last is None:
+RECENT_SOURCES = 8
+_RECENT_ROWS = 50  # judgments read to find that many distinct sources (most people reuse a handful of pages)
+
+
+def recent_sources(campaign: Campaign, user, limit: int = RECENT_SOURCES) -> list[str]:
+    """The user's last distinct source URLs in the campaign, most recent first (answers given without a source
+    left out): the judge page's recent-sources list and its "reuse the last source" key. One query."""
+    rows = (Judgment.objects.filter(user=user, item__campaign=campaign).exclude(source_url="")
+            .order_by("-given_at", "-pk").values_list("source_url", flat=True)[:_RECENT_ROWS])
+    return list(dict.fromkeys(rows))[:limit]
+
+
+def source_start(url: str) -> str:
+    """Scheme, host and first path segment of ``url`` (``https://en.wikipedia.org/wiki/``), offered in the source
+    field when the person goes to it; '' for ''."""
+    if not url:
         return ""
-    parts = urlsplit(last.source_url)
+    parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
     path = f"/{segments[0]}/" if len(segments) >= 2 else "/"
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def entity_source(url: str, allowed_domains: list[str]) -> str:
+    """An entity's own page (e.g. its Wikipedia article) when it is a source the campaign accepts, else ''."""
+    try:
+        return check_source(url, allowed_domains).url if url else ""
+    except SourceError:
+        return ""
 
 
 @dataclass

@@ -57,8 +57,11 @@ def _judge_page(request, campaign, roles, assignment: Assignment, form: Judgment
         form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
         evidence_policy=campaign.evidence_policy, evidence_rule=describe_evidence(campaign.evidence_policy),
-        source_prefill=web.source_prefill(campaign, request.user),
     )
+    recent = web.recent_sources(campaign, request.user)
+    context.update(recent_sources=recent, source_prefill=web.source_start(recent[0] if recent else ""),
+                   head_source=web.entity_source(item.head.url, campaign.allowed_domains),
+                   tail_source=web.entity_source(item.tail.url, campaign.allowed_domains))
     return render(request, "annotation/judge.html", context, status=status)
 
 

@@ -1,4 +1,4 @@
-/* Keyboard judging: Y / N choose, F or / focus the source, Enter submits, S skips, Esc leaves a field (a field
+/* Keyboard judging: Y / N choose, F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Esc leaves a field (a field
    the page focused itself keeps Y / N / F as shortcuts until the person types in it).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
    time on task itself, from the hand-out, and keeps this figure only up to its own. */
@@ -49,6 +49,16 @@
       focusField.dispatchEvent(new Event("input", { bubbles: true }));
     });
   }
+  // R: the person's last source; H / T: the head's / tail's own page (where the campaign accepts it as a source).
+  // The URL is written into the field and the focus stays out of it, so Enter saves: Y, H, Enter is a Yes with
+  // a source in three keys.
+  function useSource(key) {
+    var url = focusField ? focusField.getAttribute("data-key-" + key) || "" : "";
+    if (!url) return false;
+    focusField.value = url;
+    focusField.dispatchEvent(new Event("input", { bubbles: true }));
+    return true;
+  }
   var sent = false;
   function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
   // A field the page focused (after a server error, or the browser's check of a required field), not the person:
@@ -74,6 +84,7 @@
     if (key === "y") { e.preventDefault(); choose("Y"); }
     else if (key === "n") { e.preventDefault(); choose("N"); }
     else if (key === "f" || key === "/") { e.preventDefault(); focusSource(); }
+    else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
     else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
     else if (key === "Enter" && !(active && (active.tagName === "BUTTON" || active.tagName === "A"))) { e.preventDefault(); submit(); }
   });
