@@ -57,6 +57,9 @@ MIDDLEWARE = [
     # Last: turns a lockout raised during authentication into the 429 answer (see Security below).
     "axes.middleware.AxesMiddleware",
 ]
+# The load benchmark's query count per response (bench/load_annotation.py); off in normal use.
+if env_bool("KGPOOL_COUNT_QUERIES", False):
+    MIDDLEWARE.insert(0, "kgpool.middleware.QueryCountMiddleware")
 
 # django-axes first: it refuses a locked-out (username, address) before the password is even checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
