@@ -185,6 +185,9 @@ KGPOOL_TRAINING_HEARTBEAT_S = env_int("TRAINING_HEARTBEAT_S", 30)
 KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
 
 # --- REST API -----------------------------------------------------------------------------------------
+# The judging API's code path: "fast" (few queries per request, issue 21) or "legacy" (the previous one, kept for
+# the load benchmark's comparison: bench/load_annotation.py --paths legacy fast).
+KGPOOL_JUDGING_PATH = env_str("KGPOOL_JUDGING_PATH", "fast")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

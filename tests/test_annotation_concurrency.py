@@ -16,6 +16,7 @@ from django.db import connection
 from annotation.models import Assignment, Item, Judgment, Role
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item
+from annotation.services.hand_out_sql import hand_out_for_api
 from annotation.services.judging import submit_judgment
 from tests._annotation_support import star_campaign, users
 
@@ -44,10 +45,19 @@ def _run_threads(target, args_list) -> list[BaseException]:
     return errors
 
 
-def _judge_until_done(campaign, user) -> None:
+def api_hand_out(campaign, user):
+    """The API's next-item path (issue 21: one claim statement on PostgreSQL) as a service call."""
+    return hand_out_for_api(campaign.name, user).assignment
+
+
+#: next-item as the services do it and as the API's fast path does it: both keep every guarantee
+HAND_OUTS = pytest.mark.parametrize("hand_out", [next_item, api_hand_out], ids=["service", "api-path"])
+
+
+def _judge_until_done(campaign, user, hand_out=next_item) -> None:
     idle = 0
     while idle < 3:  # None can mean "the rest is locked right now": ask again a little later
-        assignment = next_item(campaign, user)
+        assignment = hand_out(campaign, user)
         if assignment is None:
             idle += 1
             time.sleep(0.02)
@@ -72,10 +82,10 @@ def _check_invariants(campaign, items: int) -> None:
     assert not Assignment.objects.filter(item__campaign=campaign, state=Assignment.State.OPEN).exists()
 
 
-def _hammer(tmp_path, *, items: int, annotators: int, threads_per_user: int) -> None:
+def _hammer(tmp_path, *, items: int, annotators: int, threads_per_user: int, hand_out=next_item) -> None:
     campaign = star_campaign(tmp_path, items=items, name="race")
     people = users(campaign, Role.ANNOTATOR, annotators)
-    errors = _run_threads(_judge_until_done, [(campaign, u) for u in people for _ in range(threads_per_user)])
+    errors = _run_threads(_judge_until_done, [(campaign, u, hand_out) for u in people for _ in range(threads_per_user)])
     assert not errors, errors
     _check_invariants(campaign, items)
 
@@ -135,8 +145,10 @@ def on_sqlite_file(path, body) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_judging(tmp_path):
+@HAND_OUTS
+def test_concurrent_judging(tmp_path, hand_out):
     if connection.vendor == "postgresql":
-        _hammer(tmp_path, items=60, annotators=8, threads_per_user=2)
+        _hammer(tmp_path, items=60, annotators=8, threads_per_user=2, hand_out=hand_out)
     else:
-        on_sqlite_file(tmp_path / "race.sqlite3", lambda: _hammer(tmp_path, items=20, annotators=4, threads_per_user=2))
+        on_sqlite_file(tmp_path / "race.sqlite3",
+                       lambda: _hammer(tmp_path, items=20, annotators=4, threads_per_user=2, hand_out=hand_out))
