@@ -3,6 +3,9 @@
 409 conflicts with the recorded state (already judged differently, hand-out closed, item already decided)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -28,6 +31,7 @@ from annotation.services.errors import (
 )
 from annotation.services.hand_out_sql import fast_path, hand_out_for_api
 from annotation.services.judging import submit_judgment
+from annotation.services.submit_sql import submit_for_api
 from annotation.views._common import member_campaign, own_hand_out, public_message
 
 ERRORS = {
@@ -134,25 +138,43 @@ class SubmitJudgment(APIView):
     @extend_schema(request=s.JudgmentIn, responses={201: s.JudgmentOut, 200: s.JudgmentOut, **ERRORS},
                    summary="Answer an item handed to me (201 new, 200 a repeat of the same request)")
     def post(self, request: Request, name: str, hand_out: int) -> Response:
+        data = s.JudgmentIn(data=request.data)
+        if fast_path() and data.is_valid():
+            v = data.validated_data
+            with _submit_errors():
+                done = submit_for_api(name, hand_out, request.user, v["answer"], v["source_url"],
+                                      quote=v.get("quote", ""), client_time_ms=v.get("time_on_task_ms"),
+                                      request_id=v.get("request_id", ""))
+            if done is not None:
+                judgment, repeat = done
+                return Response(_judgment(judgment), status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
+            # not the user's hand-out as an annotator (or not PostgreSQL): the path below answers
         campaign = _campaign(request, name, Role.ANNOTATOR)
         assignment = _hand_out(request, campaign, hand_out)
         item = assignment.item
-        data = s.JudgmentIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
         existed = assignment.state == Assignment.State.DONE
-        try:
+        with _submit_errors():
             judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
-        except InvalidSource as exc:
-            raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
-        except (NotAssigned, AlreadyJudged) as exc:
-            raise Conflict(public_message(exc)) from None
-        except AnnotationError as exc:
-            message = public_message(exc)
-            raise Conflict(message) if "request id" in message else BadRequest(message) from None
         return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+@contextmanager
+def _submit_errors() -> Iterator[None]:
+    """A submit's service errors as API answers: 400 invalid source or answer, 409 closed hand-out, changed
+    answer or a request id used for another item."""
+    try:
+        yield
+    except InvalidSource as exc:
+        raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
+    except (NotAssigned, AlreadyJudged) as exc:
+        raise Conflict(public_message(exc)) from None
+    except AnnotationError as exc:
+        message = public_message(exc)
+        raise Conflict(message) if "request id" in message else BadRequest(message) from None
 
 
 class Skip(APIView):
