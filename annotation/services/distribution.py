@@ -83,8 +83,9 @@ def lock_member(campaign: Campaign, user, role: str) -> None:
     list(rows.values_list("pk", flat=True))
 
 
-def open_hand_outs(campaign: Campaign, user, now: datetime):
-    """The user's open, unexpired judging hand-outs in the campaign, oldest first."""
+def open_hand_outs(campaign: Campaign | int, user, now: datetime):
+    """The user's open, unexpired judging hand-outs in the campaign, oldest first (campaign and user: instances
+    or pks)."""
     return Assignment.objects.filter(
         item__campaign=campaign, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
         expires_at__gt=now,
@@ -116,9 +117,10 @@ def _first_free_item(campaign: Campaign, user, limit: int, *, now: datetime | No
     return None
 
 
-def queue_levels(campaign: Campaign, user, limit: int, *, started_only: bool = False) -> list:
+def queue_levels(campaign: Campaign | int, user, limit: int, *, started_only: bool = False) -> list:
     """The queue of ``user`` as querysets of items, one per level of open hand-outs (busiest first), each in
-    queue order: the first free row of the first non-empty level is the head (see ``_first_free_item``)."""
+    queue order: the first free row of the first non-empty level is the head (see ``_first_free_item``).
+    Campaign and user: instances or pks."""
     # Never handed to this user: probed per candidate row through the (item, user, kind) unique index, so the
     # cost does not grow with the user's history (a NOT IN over all their hand-outs did).
     seen = Exists(Assignment.objects.filter(item=OuterRef("pk"), user=user))

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Membership, QuestionTemplate, Role
+from annotation.selectors._compiled import compiled, queryset_sql
 from annotation.selectors.campaigns import remember_roles
 from annotation.selectors.templates import generated_template
 from annotation.selectors.web import ItemView, claimed_item_view, item_view
@@ -34,6 +36,7 @@ from annotation.services.distribution import (
     queue_levels,
     release_expired,
 )
+from kgpool.rawrows import columns, from_row
 from pooling.models import Entity, Relation
 
 LEGACY = "legacy"
@@ -55,11 +58,18 @@ def locked_annotator_campaign(name: str, user) -> Campaign | None:
     """Inside a transaction: the campaign called ``name`` (its row as it is now) when ``user`` is one of its
     annotators, with their annotator membership row locked until the transaction ends (``lock_member``); None
     when there is no such campaign or they are not its annotator (the caller answers 404 / 403)."""
-    rows = Membership.objects.select_related("campaign").filter(campaign__name=name, user=user, role=Role.ANNOTATOR)
-    if connections[router.db_for_write(Membership)].features.has_select_for_update:
-        rows = rows.select_for_update(of=("self",))
-    membership = rows.order_by().first()
-    return None if membership is None else membership.campaign
+    connection = connections[router.db_for_write(Membership)]
+    if connection.vendor != "postgresql":  # SQLite: no row locks, and its raw rows need the ORM's conversions
+        rows = Membership.objects.select_related("campaign").filter(campaign__name=name, user=user, role=Role.ANNOTATOR)
+        membership = rows.order_by().first()
+        return None if membership is None else membership.campaign
+    sql = (f"SELECT {columns(Campaign, 'c')} FROM {Membership._meta.db_table} m "
+           f"JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id "
+           f"WHERE c.name = %s AND m.user_id = %s AND m.role = %s FOR UPDATE OF m")  # plain SQL: the ORM costs more CPU
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [name, user.pk, Role.ANNOTATOR])
+        row = cursor.fetchone()
+    return None if row is None else from_row(connection, Campaign, row)
 
 
 def hand_out_for_api(name: str, user, *, now: datetime | None = None) -> HandOut | None:
@@ -102,43 +112,13 @@ def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, 
     ones before found nothing), open the hand-out and count it on the item; returns (the hand-out with its
     item, head, relation and tail loaded, the question template in force), (None, '') when nothing is left,
     None when the user holds an open hand-out (nothing written)."""
-    sql, params = [], []
-
-    def cte(name: str, queryset, gate: list[str]) -> None:
-        inner, inner_params = queryset.query.sql_with_params()
-        where = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {g})" for g in gate)
-        sql.append(f"{name} AS (SELECT * FROM ({inner}) {name}_q" + (f" WHERE {where})" if where else ")"))
-        params.extend(inner_params)
-
-    cte("own", open_hand_outs(campaign, user, now).values("pk")[:1], [])
-    levels = [f"level{n}" for n, _ in enumerate(queue_levels(campaign, user, campaign.judgments_per_item))]
-    for n, level in enumerate(queue_levels(campaign, user, campaign.judgments_per_item)):
-        cte(levels[n], lock_skipping(level.values("pk"))[:1], ["own", *levels[:n]])
-    item, assignment = Item._meta.db_table, Assignment._meta.db_table
-    entity, relation, template = Entity._meta.db_table, Relation._meta.db_table, QuestionTemplate._meta.db_table
-    head = " UNION ALL ".join(f"SELECT pk AS id FROM {level}" for level in levels)  # values("pk") names it pk
-    sql.append(f"head AS ({head})")
-    sql.append(f"opened AS (INSERT INTO {assignment} (item_id, user_id, kind, state, handed_out_at, expires_at) "
-               f"SELECT id, %s, %s, %s, %s, %s FROM head RETURNING id, item_id)")
+    connection = connections[router.db_for_write(Item)]
     expires_at = now + timedelta(seconds=campaign.assignment_timeout_s)
-    params += [user.pk, Assignment.Kind.JUDGE, Assignment.State.OPEN, now, expires_at]
-    sql.append(f"counted AS (UPDATE {item} SET num_active = {item}.num_active + 1, status = %s, updated_at = %s "
-               f"FROM head WHERE {item}.id = head.id RETURNING {item}.id)")
-    params += [Item.Status.IN_PROGRESS, now]
-    columns = ", ".join([*(f"h.{c}" for c in _ENTITY), *(f"t.{c}" for c in _ENTITY)])
-    query = (
-        f"WITH {', '.join(sql)} "
-        f"SELECT (SELECT pk FROM own), opened.id, i.id, i.entry_id, i.relation_id, r.key, r.text, r.kg_id, {columns}, "
-        f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id = %s), "
-        f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id IS NULL), "
-        f"(SELECT count(*) FROM counted) "
-        f"FROM (SELECT 1) AS one LEFT JOIN opened ON true LEFT JOIN {item} i ON i.id = opened.item_id "
-        f"LEFT JOIN {entity} h ON h.id = i.head_id LEFT JOIN {entity} t ON t.id = i.tail_id "
-        f"LEFT JOIN {relation} r ON r.id = i.relation_id"
-    )
-    params.append(campaign.pk)
-    with connections[router.db_for_write(Item)].cursor() as cursor:
-        cursor.execute(query, params)
+    limit = campaign.judgments_per_item  # the number of queue levels: part of the statement's shape
+    sql, params = compiled(("claim", connection.alias, limit), partial(_claim_sql, limit=limit),
+                           campaign.pk, user.pk, now, expires_at)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     own, opened, item_id, entry_id, relation_id, relation_key, relation_text, kg_id = row[:8]
     if own is not None:
@@ -154,6 +134,46 @@ def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, 
                           state=Assignment.State.OPEN, handed_out_at=now, expires_at=expires_at)
     text = campaign_text if campaign_text is not None else kg_text if kg_text is not None else generated_template(rel)
     return hand_out, text
+
+
+def _claim_sql(campaign_id: int, user_id: int, now: datetime, expires_at: datetime, *, limit: int) -> tuple[str, list]:
+    """The claim statement (built once per process and number of queue levels: ``compiled``)."""
+    sql, params = [], []
+
+    def cte(name: str, queryset, gate: list[str]) -> None:
+        inner, inner_params = queryset_sql(queryset)
+        where = " AND ".join(f"NOT EXISTS (SELECT 1 FROM {g})" for g in gate)
+        sql.append(f"{name} AS (SELECT * FROM ({inner}) {name}_q" + (f" WHERE {where})" if where else ")"))
+        params.extend(inner_params)
+
+    cte("own", open_hand_outs(campaign_id, user_id, now).values("pk")[:1], [])
+    queue = queue_levels(campaign_id, user_id, limit)
+    levels = [f"level{n}" for n in range(len(queue))]
+    for n, level in enumerate(queue):
+        cte(levels[n], lock_skipping(level.values("pk"))[:1], ["own", *levels[:n]])
+    item, assignment = Item._meta.db_table, Assignment._meta.db_table
+    entity, relation, template = Entity._meta.db_table, Relation._meta.db_table, QuestionTemplate._meta.db_table
+    head = " UNION ALL ".join(f"SELECT pk AS id FROM {level}" for level in levels)  # values("pk") names it pk
+    sql.append(f"head AS ({head})")
+    sql.append(f"opened AS (INSERT INTO {assignment} (item_id, user_id, kind, state, handed_out_at, expires_at) "
+               f"SELECT id, %s, %s, %s, %s, %s FROM head RETURNING id, item_id)")
+    params += [user_id, Assignment.Kind.JUDGE, Assignment.State.OPEN, now, expires_at]
+    sql.append(f"counted AS (UPDATE {item} SET num_active = {item}.num_active + 1, status = %s, updated_at = %s "
+               f"FROM head WHERE {item}.id = head.id RETURNING {item}.id)")
+    params += [Item.Status.IN_PROGRESS, now]
+    columns = ", ".join([*(f"h.{c}" for c in _ENTITY), *(f"t.{c}" for c in _ENTITY)])
+    query = (
+        f"WITH {', '.join(sql)} "
+        f"SELECT (SELECT pk FROM own), opened.id, i.id, i.entry_id, i.relation_id, r.key, r.text, r.kg_id, {columns}, "
+        f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id = %s), "
+        f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id IS NULL), "
+        f"(SELECT count(*) FROM counted) "
+        f"FROM (SELECT 1) AS one LEFT JOIN opened ON true LEFT JOIN {item} i ON i.id = opened.item_id "
+        f"LEFT JOIN {entity} h ON h.id = i.head_id LEFT JOIN {entity} t ON t.id = i.tail_id "
+        f"LEFT JOIN {relation} r ON r.id = i.relation_id"
+    )
+    params.append(campaign_id)
+    return query, params
 
 
 def _view(assignment: Assignment | None) -> ItemView | None:
