@@ -199,9 +199,11 @@ class Server:
     def __init__(self, database_url: str, var_dir: str, workers: int, log: Path, judging_path: str | None = None):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        # KGPOOL_COUNT_QUERIES: every response carries its SQL statement count (kgpool.middleware)
-        env = {**os.environ, "DATABASE_URL": database_url, "KGPOOL_VAR_DIR": var_dir, "DEBUG": "false",
-               "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "kgpool.settings", "KGPOOL_COUNT_QUERIES": "true"}
+        # KGPOOL_COUNT_QUERIES: every response carries its SQL statement count (kgpool.middleware); connections
+        # kept for the whole run, so that no PostgreSQL backend ends within a level (ServerCpu would miss its CPU)
+        env = {"DB_CONN_MAX_AGE": "3600", **os.environ, "DATABASE_URL": database_url, "KGPOOL_VAR_DIR": var_dir,
+               "DEBUG": "false", "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "kgpool.settings",
+               "KGPOOL_COUNT_QUERIES": "true"}
         if judging_path is not None:
             env["KGPOOL_JUDGING_PATH"] = judging_path
         gunicorn = Path(sys.executable).with_name("gunicorn")
