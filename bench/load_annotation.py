@@ -77,6 +77,64 @@ def _recreate_database(pg: str, name: str, *, drop_only: bool = False) -> str:
     return f"{pg.rstrip('/')}/{name}"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), printed beside every figure: latencies do not travel between CPUs."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def _process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of one process (/proc/PID/stat fields 14 and 15); None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+class ServerCpu:
+    """CPU time of the server side: the gunicorn master and workers, and the PostgreSQL backends connected to the
+    benchmark's database (persistent connections, CONN_MAX_AGE: one per worker for the whole run). A snapshot
+    before and after a level; a backend or worker that ended during the level is missed (counted: ``lost``)."""
+
+    def __init__(self, database_url: str, gunicorn_pid: int):
+        import psycopg
+
+        self.gunicorn_pid = gunicorn_pid
+        self.db_name = database_url.rsplit("/", 1)[1]
+        self.conn = psycopg.connect(database_url, autocommit=True)
+
+    def pids(self) -> list[int]:
+        backends = [row[0] for row in self.conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.db_name,))]
+        return [self.gunicorn_pid, *_children(self.gunicorn_pid), *backends]
+
+    def snapshot(self) -> dict[int, float]:
+        seconds = {pid: _process_cpu_seconds(pid) for pid in self.pids()}
+        return {pid: s for pid, s in seconds.items() if s is not None}
+
+    @staticmethod
+    def spent(before: dict[int, float], after: dict[int, float]) -> tuple[float, int]:
+        """(CPU seconds spent between the snapshots, processes of ``before`` gone by ``after``)."""
+        return sum(s - before.get(pid, 0.0) for pid, s in after.items()), len(set(before) - set(after))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def _setup_django(database_url: str, var_dir: str) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ["KGPOOL_VAR_DIR"] = var_dir
@@ -138,11 +196,16 @@ def make_annotators(campaign, prefix: str, count: int) -> list[str]:
 # --- server --------------------------------------------------------------------------------------------
 
 class Server:
-    def __init__(self, database_url: str, var_dir: str, workers: int, log: Path):
+    def __init__(self, database_url: str, var_dir: str, workers: int, log: Path, judging_path: str | None = None):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "DATABASE_URL": database_url, "KGPOOL_VAR_DIR": var_dir, "DEBUG": "false",
-               "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "kgpool.settings"}
+        # KGPOOL_COUNT_QUERIES: every response carries its SQL statement count (kgpool.middleware); connections
+        # kept for the whole run, so that no PostgreSQL backend ends within a level (ServerCpu would miss its CPU)
+        env = {"DB_CONN_MAX_AGE": "3600", **os.environ, "DATABASE_URL": database_url, "KGPOOL_VAR_DIR": var_dir,
+               "DEBUG": "false", "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "kgpool.settings",
+               "KGPOOL_COUNT_QUERIES": "true"}
+        if judging_path is not None:
+            env["KGPOOL_JUDGING_PATH"] = judging_path
         gunicorn = Path(sys.executable).with_name("gunicorn")
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
@@ -187,6 +250,7 @@ class Stats:
     accepted: dict[tuple[str, str, int], str] = field(default_factory=dict)
     accepted_count: int = 0
     requests: int = 0
+    queries: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))  # X-Kgpool-Queries
 
 
 async def timed_post(client, stats: Stats, token: str, endpoint: str, url: str, **kw):
@@ -205,6 +269,8 @@ async def timed_post(client, stats: Stats, token: str, endpoint: str, url: str, 
         stats.requests += 1
     stats.latencies[endpoint].append(time.perf_counter() - start)
     stats.statuses[endpoint][response.status_code] += 1
+    if "X-Kgpool-Queries" in response.headers:
+        stats.queries[endpoint].append(int(response.headers["X-Kgpool-Queries"]))
     if response.status_code >= 500 or response.status_code in (401, 403):
         stats.errors.append(f"{endpoint}: {response.status_code} {response.text[:200]}")
     return response
@@ -281,18 +347,36 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(q / 100 * len(ordered) + 0.5)) - 1))]
 
 
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
+
+
 def report_level(n: int | str, stats: Stats, elapsed: float,
-                 endpoints: tuple[str, ...] = ("next-item", "submit")) -> list[str]:
+                 endpoints: tuple[str, ...] = ("next-item", "submit"), cpu_seconds: float | None = None) -> list[str]:
+    """Table rows of one level: per endpoint, then all requests with the server's CPU per request (``cpu_seconds``:
+    gunicorn + PostgreSQL during the level, see ServerCpu; blank when not measured)."""
     lines = []
     for endpoint in endpoints:
         lat = [x * 1000 for x in stats.latencies.get(endpoint, [])]
         codes = " ".join(f"{c}:{k}" for c, k in sorted(stats.statuses.get(endpoint, {}).items()))
         lines.append(f"| {n:>4} | {endpoint:<9} | {len(lat):>6} | {len(lat) / elapsed:>7.1f} | "
                      f"{percentile(lat, 50):>7.1f} | {percentile(lat, 95):>7.1f} | {percentile(lat, 99):>7.1f} | "
-                     f"{(statistics.fmean(lat) if lat else float('nan')):>7.1f} | {codes} |")
+                     f"{_mean(lat):>7.1f} | {_mean(stats.queries.get(endpoint, [])):>7.2f} | {'':>7} | {codes} |")
+    every = [q for values in stats.queries.values() for q in values]
+    cpu = f"{1000 * cpu_seconds / max(stats.requests, 1):>7.2f}" if cpu_seconds is not None else f"{'':>7}"
     lines.append(f"| {n:>4} | all       | {stats.requests:>6} | {stats.requests / elapsed:>7.1f} | "
-                 f"{'':>7} | {'':>7} | {'':>7} | {'':>7} | errors {len(stats.errors)} |")
+                 f"{'':>7} | {'':>7} | {'':>7} | {'':>7} | {_mean(every):>7.2f} | {cpu} | errors {len(stats.errors)} |")
     return lines
+
+
+TABLE_HEAD = ("| {first} | endpoint  | count  | req/s   | p50 ms  | p95 ms  | p99 ms  | mean ms | queries | CPU ms  | status codes |",
+              "|{dash}|-----------|--------|---------|---------|---------|---------|---------|---------|---------|--------------|")
+
+
+def table_head(first: str) -> list[str]:
+    """The header of the result tables: ``queries`` per request (X-Kgpool-Queries), ``CPU ms`` of the server
+    (gunicorn + PostgreSQL) per request, on the ``all`` row."""
+    return [TABLE_HEAD[0].format(first=first), TABLE_HEAD[1].format(dash="-" * (len(first) + 2))]
 
 
 def verify(campaign, accepted: dict[tuple[str, str, int], str], token_user: dict[str, int]) -> list[str]:
@@ -338,38 +422,51 @@ def main_load(args) -> int:
 
     t0 = time.monotonic()
     campaign = build_campaign(args.items, args.seed)
-    all_tokens = {n: make_annotators(campaign, f"load{n}-", n) for n in args.levels}
+    paths = args.paths or [None]  # None: the server's default judging path
+    all_tokens = {(path, n): make_annotators(campaign, f"load-{path or 'default'}-{n}-", n)
+                  for path in paths for n in args.levels}
     print(f"setup: database {args.db}, campaign {campaign.name} with {campaign.items.count()} items, "
-          f"{sum(args.levels)} annotators, {time.monotonic() - t0:.1f} s", flush=True)
+          f"{len(paths) * sum(args.levels)} annotators, {time.monotonic() - t0:.1f} s", flush=True)
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} cores", flush=True)
     token_user = dict(Token.objects.values_list("key", "user_id"))
     connections.close_all()
-    log = Path(var_dir) / "gunicorn.log"
-    server = Server(database_url, var_dir, args.workers, log)
     rows: list[str] = []
     accepted: dict[tuple[str, str, int], str] = {}
     accepted_count = 0
     failures: list[str] = []
-    try:
-        server.wait_ready()
-        print(f"gunicorn: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores (shared machine, load "
-              f"average {os.getloadavg()[0]:.1f}); think time {args.think} s", flush=True)
-        warm_tokens = all_tokens[max(args.levels)][: 4 * args.workers]
-        asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
-        print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)", flush=True)
-        for n in args.levels:
-            stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[n], args.seconds,
-                                                   args.max_requests, args.seed + n, args.think))
-            rows += report_level(n, stats, elapsed)
-            accepted.update(stats.accepted)
-            accepted_count += stats.accepted_count
-            if stats.errors:
-                failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
-            print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s", flush=True)
-    finally:
-        server.stop()
+    for path in paths:  # one server per judging path, the same campaign: the paths compared in one run
+        server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log", path)
+        cpu = None
+        try:
+            server.wait_ready()
+            print(f"gunicorn: {args.workers} workers on {server.url}, judging path {path or 'default'}; "
+                  f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
+                  flush=True)
+            warm_tokens = all_tokens[(path, max(args.levels))][: 4 * args.workers]
+            asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
+            print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)", flush=True)
+            cpu = ServerCpu(database_url, server.proc.pid)
+            for n in args.levels:
+                before = cpu.snapshot()
+                stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n)], args.seconds,
+                                                       args.max_requests, args.seed + n, args.think))
+                spent, lost = ServerCpu.spent(before, cpu.snapshot())
+                rows += report_level(f"{path or 'default'} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
+                accepted.update(stats.accepted)
+                accepted_count += stats.accepted_count
+                if stats.errors:
+                    failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
+                print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s"
+                      f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
+                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        finally:
+            if cpu is not None:
+                cpu.close()
+            server.stop()
     print()
-    print("| N    | endpoint  | count  | req/s   | p50 ms  | p95 ms  | p99 ms  | mean ms | status codes |")
-    print("|------|-----------|--------|---------|---------|---------|---------|---------|--------------|")
+    print(f"CPU: {cpu_model()}; queries: SQL statements per request (X-Kgpool-Queries); CPU ms: gunicorn + "
+          f"PostgreSQL CPU per request")
+    print("\n".join(table_head("path N".ljust(12))))
     print("\n".join(rows))
     problems = verify(campaign, accepted, token_user)
     from annotation.models import Judgment
@@ -782,8 +879,7 @@ def run_published(base: str, replay: Replay, *, seed: int = 0, serial: bool = Fa
         out(f"adjudicator: {len(replay.decisions):,} decisions in {replay.adj_elapsed:.1f} s "
             f"({replay.adj_stats.requests / max(replay.adj_elapsed, 1e-9):.1f} requests/s)")
     adj_stats = replay.adj_stats
-    table = ["| phase | endpoint  | count  | req/s   | p50 ms  | p95 ms  | p99 ms  | mean ms | status codes |",
-             "|-------|-----------|--------|---------|---------|---------|---------|---------|--------------|",
+    table = [*table_head("phase"),
              *report_level("judge", stats, elapsed),
              *(report_level("adj  ", adj_stats, max(replay.adj_elapsed, 1e-9), ("next-adj", "decide"))
                if adj_stats.requests else [])]
@@ -844,8 +940,8 @@ def main_published(args) -> int:
         connections.close_all()
         server = Server(database_url, var_dir, args.workers, Path(var_dir) / "gunicorn.log")
         server.wait_ready()
-        print(f"gunicorn: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores (load average "
-              f"{os.getloadavg()[0]:.1f})", flush=True)
+        print(f"gunicorn: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores, {cpu_model()} (load "
+              f"average {os.getloadavg()[0]:.1f})", flush=True)
         asyncio.run(warm_up(server.url, replay.name, list(replay.tokens.values()) * (2 * args.workers), rounds=2))
         t1 = time.monotonic()
         result = run_published(server.url, replay, seed=args.seed, progress_every=args.progress,
@@ -879,6 +975,9 @@ def parse(argv=None):
                         help="mean seconds an annotator spends on an item between next-item and submit "
                              "(0: closed loop at full speed, a saturation test)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--paths", nargs="+", default=None,
+                        help="judging code paths to compare in one run (KGPOOL_JUDGING_PATH of the server, e.g. "
+                             "legacy fast; default: the server's default)")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--published", action="store_true", help="replay the published FB15k-237 campaign instead")
     parser.add_argument("--shared-data", type=Path, default=ROOT.parent / "shared" / "data")

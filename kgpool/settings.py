@@ -57,6 +57,9 @@ MIDDLEWARE = [
     # Last: turns a lockout raised during authentication into the 429 answer (see Security below).
     "axes.middleware.AxesMiddleware",
 ]
+# The load benchmark's query count per response (bench/load_annotation.py); off in normal use.
+if env_bool("KGPOOL_COUNT_QUERIES", False):
+    MIDDLEWARE.insert(0, "kgpool.middleware.QueryCountMiddleware")
 
 # django-axes first: it refuses a locked-out (username, address) before the password is even checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
@@ -182,6 +185,9 @@ KGPOOL_TRAINING_HEARTBEAT_S = env_int("TRAINING_HEARTBEAT_S", 30)
 KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
 
 # --- REST API -----------------------------------------------------------------------------------------
+# The judging API's code path: "fast" (few queries per request, issue 21) or "legacy" (the previous one, kept for
+# the load benchmark's comparison: bench/load_annotation.py --paths legacy fast).
+KGPOOL_JUDGING_PATH = env_str("KGPOOL_JUDGING_PATH", "fast")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

@@ -16,6 +16,8 @@ from django.db import connection
 from annotation.models import Assignment, Item, Judgment, Role
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item
+from annotation.services.hand_out_sql import hand_out_for_api
+from annotation.services.submit_sql import submit_for_api
 from annotation.services.judging import submit_judgment
 from tests._annotation_support import star_campaign, users
 
@@ -44,19 +46,40 @@ def _run_threads(target, args_list) -> list[BaseException]:
     return errors
 
 
-def _judge_until_done(campaign, user) -> None:
+def api_hand_out(campaign, user):
+    """The API's next-item path (issue 21: one claim statement on PostgreSQL) as a service call."""
+    return hand_out_for_api(campaign.name, user).assignment
+
+
+def api_submit(assignment, user, answer: str, request_id: str) -> None:
+    """The API's submit path (issue 21, PostgreSQL; elsewhere it declines and ``submit_judgment`` runs)."""
+    name = assignment.item.campaign.name
+    if submit_for_api(name, assignment.pk, user, answer, URL, request_id=request_id) is None:
+        submit_judgment(assignment.item, user, answer, URL, request_id=request_id)
+
+
+def service_submit(assignment, user, answer: str, request_id: str) -> None:
+    submit_judgment(assignment.item, user, answer, URL, request_id=request_id)
+
+
+#: next-item and submit as the services do them and as the API's fast path does them: both keep every guarantee
+PATHS = {"service": (next_item, service_submit), "api-path": (api_hand_out, api_submit)}
+
+
+def _judge_until_done(campaign, user, path: str = "service") -> None:
+    hand_out, submit = PATHS[path]
     idle = 0
     while idle < 3:  # None can mean "the rest is locked right now": ask again a little later
-        assignment = next_item(campaign, user)
+        assignment = hand_out(campaign, user)
         if assignment is None:
             idle += 1
             time.sleep(0.02)
             continue
         idle = 0
         answer = "Y" if (assignment.item_id + user.pk) % 3 else "N"
-        submit_judgment(assignment.item, user, answer, URL, request_id=f"{user.pk}-{assignment.item_id}")
+        submit(assignment, user, answer, f"{user.pk}-{assignment.item_id}")
         # a client retry of the same request must not add a judgment
-        submit_judgment(assignment.item, user, answer, URL, request_id=f"{user.pk}-{assignment.item_id}")
+        submit(assignment, user, answer, f"{user.pk}-{assignment.item_id}")
 
 
 def _check_invariants(campaign, items: int) -> None:
@@ -66,16 +89,20 @@ def _check_invariants(campaign, items: int) -> None:
     assert len(pairs) == len(set(pairs))
     handed = list(Assignment.objects.filter(item__campaign=campaign).values_list("item_id", "user_id"))
     assert len(handed) == len(set(handed))
+    answers: dict[int, set[str]] = {}
+    for item_id, answer in Judgment.objects.filter(item__campaign=campaign).values_list("item_id", "answer"):
+        answers.setdefault(item_id, set()).add(answer)
     for item in Item.objects.filter(campaign=campaign):
         assert (item.num_judgments, item.num_active) == (2, 2)
-        assert item.status in (Item.Status.AGREED, Item.Status.CONFLICT)
+        # decided from both answers (no consistency flag here: an N-N relation, no pooled triple in the KG)
+        assert item.status == (Item.Status.AGREED if len(answers[item.pk]) == 1 else Item.Status.CONFLICT)
     assert not Assignment.objects.filter(item__campaign=campaign, state=Assignment.State.OPEN).exists()
 
 
-def _hammer(tmp_path, *, items: int, annotators: int, threads_per_user: int) -> None:
+def _hammer(tmp_path, *, items: int, annotators: int, threads_per_user: int, path: str = "service") -> None:
     campaign = star_campaign(tmp_path, items=items, name="race")
     people = users(campaign, Role.ANNOTATOR, annotators)
-    errors = _run_threads(_judge_until_done, [(campaign, u) for u in people for _ in range(threads_per_user)])
+    errors = _run_threads(_judge_until_done, [(campaign, u, path) for u in people for _ in range(threads_per_user)])
     assert not errors, errors
     _check_invariants(campaign, items)
 
@@ -135,8 +162,10 @@ def on_sqlite_file(path, body) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_judging(tmp_path):
+@pytest.mark.parametrize("path", list(PATHS))
+def test_concurrent_judging(tmp_path, path):
     if connection.vendor == "postgresql":
-        _hammer(tmp_path, items=60, annotators=8, threads_per_user=2)
+        _hammer(tmp_path, items=60, annotators=8, threads_per_user=2, path=path)
     else:
-        on_sqlite_file(tmp_path / "race.sqlite3", lambda: _hammer(tmp_path, items=20, annotators=4, threads_per_user=2))
+        on_sqlite_file(tmp_path / "race.sqlite3",
+                       lambda: _hammer(tmp_path, items=20, annotators=4, threads_per_user=2, path=path))

@@ -17,7 +17,7 @@ from annotation.models import Assignment, Item, Role
 from annotation.services.adjudication import next_adjudication
 from annotation.services.distribution import next_item
 from tests._annotation_support import star_campaign, users
-from tests.test_annotation_concurrency import _run_threads, on_sqlite_file
+from tests.test_annotation_concurrency import _run_threads, api_hand_out, on_sqlite_file
 
 CALLS = 3  # concurrent requests of one person, as in the review
 
@@ -34,11 +34,11 @@ def _race(campaign, people, ask, kind: str) -> None:
         assert Counter(got) == {open_[0]: CALLS}, got
 
 
-def _judging_race(tmp_path, tries: int) -> None:
+def _judging_race(tmp_path, tries: int, hand_out=next_item) -> None:
     campaign = star_campaign(tmp_path, items=tries, name="own")
     campaign.judgments_per_item = 3  # room for everyone: a None would hide a second hand-out
     campaign.save()
-    _race(campaign, users(campaign, Role.ANNOTATOR, tries), next_item, Assignment.Kind.JUDGE)
+    _race(campaign, users(campaign, Role.ANNOTATOR, tries), hand_out, Assignment.Kind.JUDGE)
     for item in Item.objects.filter(campaign=campaign):  # the counters agree with the hand-outs
         assert item.num_active == item.assignments.filter(state=Assignment.State.OPEN).count()
 
@@ -49,8 +49,13 @@ def _adjudication_race(tmp_path, tries: int) -> None:
     _race(campaign, users(campaign, Role.ADJUDICATOR, tries), next_adjudication, Assignment.Kind.ADJUDICATE)
 
 
+def _api_judging_race(tmp_path, tries: int) -> None:
+    _judging_race(tmp_path, tries, api_hand_out)
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("race", [_judging_race, _adjudication_race], ids=["judge", "adjudicate"])
+@pytest.mark.parametrize("race", [_judging_race, _api_judging_race, _adjudication_race],
+                         ids=["judge", "judge-api-path", "adjudicate"])
 def test_concurrent_requests_of_one_person_open_one_hand_out(tmp_path, race):
     if connection.vendor == "postgresql":
         race(tmp_path, tries=25)

@@ -3,6 +3,9 @@
 409 conflicts with the recorded state (already judged differently, hand-out closed, item already decided)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -26,7 +29,9 @@ from annotation.services.errors import (
     NotAllowed,
     NotAssigned,
 )
+from annotation.services.hand_out_sql import fast_path, hand_out_for_api
 from annotation.services.judging import submit_judgment
+from annotation.services.submit_sql import submit_for_api
 from annotation.views._common import member_campaign, own_hand_out, public_message
 
 ERRORS = {
@@ -68,11 +73,12 @@ def _hand_out(request: Request, campaign, hand_out: int, kind: str = Assignment.
         raise Forbidden(str(exc)) from None
 
 
-def _handout(assignment: Assignment | None, campaign) -> dict:
+def _handout(assignment: Assignment | None, campaign, view: web.ItemView | None = None) -> dict:
     if assignment is None:
         return {"hand_out": None, "item": None, "request_id": "", "expires_at": None,
                 "allowed_domains": campaign.allowed_domains, "detail": "nothing left for you to judge in this campaign"}
-    return {"hand_out": assignment.pk, "item": web.item_view(assignment.item).as_dict(),
+    view = view or web.item_view(assignment.item)
+    return {"hand_out": assignment.pk, "item": view.as_dict(),
             "request_id": web.request_id_for(assignment), "expires_at": assignment.expires_at,
             "allowed_domains": campaign.allowed_domains}
 
@@ -105,6 +111,11 @@ class NextItem(APIView):
     @extend_schema(request=None, responses={200: s.HandoutOut, **ERRORS},
                    summary="Hand me an item to judge (my open one first); item null when nothing is left")
     def post(self, request: Request, name: str) -> Response:
+        if fast_path():
+            handed = hand_out_for_api(name, request.user)
+            if handed is not None:
+                return Response(_handout(handed.assignment, handed.campaign, handed.view))
+            # not an annotator of such a campaign: the checks below give the 404 / 403 answer
         campaign = _campaign(request, name, Role.ANNOTATOR)
         try:
             assignment = next_item(campaign, request.user)
@@ -127,25 +138,43 @@ class SubmitJudgment(APIView):
     @extend_schema(request=s.JudgmentIn, responses={201: s.JudgmentOut, 200: s.JudgmentOut, **ERRORS},
                    summary="Answer an item handed to me (201 new, 200 a repeat of the same request)")
     def post(self, request: Request, name: str, hand_out: int) -> Response:
+        data = s.JudgmentIn(data=request.data)
+        if fast_path() and data.is_valid():
+            v = data.validated_data
+            with _submit_errors():
+                done = submit_for_api(name, hand_out, request.user, v["answer"], v["source_url"],
+                                      quote=v.get("quote", ""), client_time_ms=v.get("time_on_task_ms"),
+                                      request_id=v.get("request_id", ""))
+            if done is not None:
+                judgment, repeat = done
+                return Response(_judgment(judgment), status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
+            # not the user's hand-out as an annotator (or not PostgreSQL): the path below answers
         campaign = _campaign(request, name, Role.ANNOTATOR)
         assignment = _hand_out(request, campaign, hand_out)
         item = assignment.item
-        data = s.JudgmentIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
         existed = assignment.state == Assignment.State.DONE
-        try:
+        with _submit_errors():
             judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
-        except InvalidSource as exc:
-            raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
-        except (NotAssigned, AlreadyJudged) as exc:
-            raise Conflict(public_message(exc)) from None
-        except AnnotationError as exc:
-            message = public_message(exc)
-            raise Conflict(message) if "request id" in message else BadRequest(message) from None
         return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+@contextmanager
+def _submit_errors() -> Iterator[None]:
+    """A submit's service errors as API answers: 400 invalid source or answer, 409 closed hand-out, changed
+    answer or a request id used for another item."""
+    try:
+        yield
+    except InvalidSource as exc:
+        raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
+    except (NotAssigned, AlreadyJudged) as exc:
+        raise Conflict(public_message(exc)) from None
+    except AnnotationError as exc:
+        message = public_message(exc)
+        raise Conflict(message) if "request id" in message else BadRequest(message) from None
 
 
 class Skip(APIView):

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
-from django.db.models import Count, F, Q
+from django.db import connections, router
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
+from annotation.selectors._compiled import compiled, queryset_sql
 from annotation.selectors.campaigns import campaign_progress, user_roles
 from annotation.selectors.labels import FINAL_STATUSES
-from annotation.selectors.templates import item_question
+from annotation.selectors.templates import item_question, safe_question, template_text
 from pooling.models import Entity, Pool, PoolHit, Question, SampleTriple
 
 # Labels no person gave in this campaign: the trivial rules' negatives, imported and reused labels.
@@ -119,11 +122,57 @@ def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
         SampleTriple.objects.filter(questions__in=list(triples_of))
         .annotate(question_pk=F("questions__pk"))
         .order_by("position")
-        .values_list("question_pk", "head__name", "head__key", "relation__text", "relation__key", "tail__name",
-                     "tail__key")
+        .values_list("question_pk", *_TRIPLE_COLUMNS)
     )
     for question_pk, *names in links:
         triples_of[question_pk].append(names)
+    return _origin_rows(questions, triples_of, limit)
+
+
+_QUESTION_COLUMNS = ("pk", "side", "qid", "anchor__name", "anchor__key", "relation__text", "relation__key")
+_TRIPLE_COLUMNS = ("head__name", "head__key", "relation__text", "relation__key", "tail__name", "tail__key")
+
+
+def origin_triples_joined(item: Item, limit: int = 10) -> list[OriginTriple]:
+    """``origin_triples`` in one query: the questions (joined to their triples) of the item's pool hits and the
+    sample's questions the triple answers, hit questions first; the latter are kept only when there is no hit
+    question. The same rows in the same order (every question holds at least one sampled triple, so the first
+    ``limit`` rows come from the first questions). The SQL is built once per process (``_compiled``)."""
+    connection = connections[router.db_for_read(SampleTriple)]
+    hits = () if item.entry_id is None else (item.entry_id,)
+    sql, params = compiled(("origins", connection.alias, bool(hits), limit), partial(_origins_sql, limit=limit),
+                           item.campaign_id, item.relation_id, item.head_id, item.tail_id, *hits)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if rows and rows[0][0]:
+        rows = [row for row in rows if row[0]]
+    questions: dict[int, tuple] = {}
+    triples_of: dict[int, list[tuple]] = {}
+    for row in rows:
+        questions.setdefault(row[1], row[1:8])
+        triples_of.setdefault(row[1], []).append(row[8:])
+    return _origin_rows(list(questions.values()), triples_of, limit)
+
+
+def _origins_sql(campaign_id: int, relation_id: int, head_id: int, tail_id: int, entry_id: int | None = None, *,
+                 limit: int) -> tuple[str, list]:
+    sample = Pool.objects.filter(campaigns=campaign_id).values("sample_id")
+    answers = Q(questions__sample_id__in=sample, questions__relation_id=relation_id) & (
+        Q(questions__side=Question.Side.TAIL, questions__anchor_id=head_id)
+        | Q(questions__side=Question.Side.HEAD, questions__anchor_id=tail_id))
+    hit = Q(pk__in=[]) if entry_id is None else Q(questions__in=PoolHit.objects.filter(
+        entry_id=entry_id).values("question_id"))
+    return queryset_sql(
+        SampleTriple.objects.filter(hit | answers)
+        .annotate(is_hit=ExpressionWrapper(hit, output_field=BooleanField()))
+        .order_by("-is_hit", "questions__side", "questions__position", "questions__pk", "position")
+        .values_list("is_hit", *(f"questions__{c}" for c in _QUESTION_COLUMNS), *_TRIPLE_COLUMNS)[:limit]
+    )
+
+
+def _origin_rows(questions: list[tuple], triples_of: dict[int, list[tuple]], limit: int) -> list[OriginTriple]:
+    """Origin rows from question rows (``_QUESTION_COLUMNS``) and their triples (``_TRIPLE_COLUMNS``)."""
     rows: list[OriginTriple] = []
     for pk, side, qid, anchor_name, anchor_key, rel_text, rel_key in questions:
         rel = rel_text or rel_key
@@ -148,6 +197,18 @@ def item_view(item: Item) -> ItemView:
     return ItemView(
         item_question(item), EntityView.of(item.head), item.relation.key, item.relation.text,
         EntityView.of(item.tail), origin_triples(item),
+    )
+
+
+def claimed_item_view(item: Item, template: str | None = None) -> ItemView:
+    """``item_view`` of an item whose head, relation and tail are loaded, and whose question template was read
+    with its claim (``services/hand_out_sql``; None: read here, one query): one query for the origins."""
+    if template is None:
+        template = template_text(item.relation, item.campaign)
+    return ItemView(
+        safe_question(template, item.relation, item.head.name or item.head.key, item.tail.name or item.tail.key),
+        EntityView.of(item.head), item.relation.key, item.relation.text, EntityView.of(item.tail),
+        origin_triples_joined(item),
     )
 
 

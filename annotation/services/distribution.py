@@ -83,7 +83,9 @@ def lock_member(campaign: Campaign, user, role: str) -> None:
     list(rows.values_list("pk", flat=True))
 
 
-def _open_hand_outs(campaign: Campaign, user, now: datetime):
+def open_hand_outs(campaign: Campaign | int, user, now: datetime):
+    """The user's open, unexpired judging hand-outs in the campaign, oldest first (campaign and user: instances
+    or pks)."""
     return Assignment.objects.filter(
         item__campaign=campaign, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
         expires_at__gt=now,
@@ -92,7 +94,7 @@ def _open_hand_outs(campaign: Campaign, user, now: datetime):
 
 def open_assignment(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:
     """The user's oldest open, unexpired judging hand-out in the campaign, if any."""
-    return _open_hand_outs(campaign, user, now or timezone.now()).select_related("item").first()
+    return open_hand_outs(campaign, user, now or timezone.now()).select_related("item").first()
 
 
 def _first_free_item(campaign: Campaign, user, limit: int, *, now: datetime | None = None,
@@ -105,6 +107,20 @@ def _first_free_item(campaign: Campaign, user, limit: int, *, now: datetime | No
     (indexes ``item_queue`` and ``item_queue_order``), instead of one query that sorts every queued item of the
     campaign on each call (that sort grew with the campaign and dominated the hand-out latency under load).
     """
+    own = Subquery(open_hand_outs(campaign, user, now or timezone.now()).values("pk")[:1])
+    for candidates in queue_levels(campaign, user, limit, started_only=started_only):
+        candidates = candidates.annotate(own_hand_out=own).select_related("head", "relation", "tail")
+        item = lock_skipping(candidates).first()
+        if item is not None:
+            item.campaign = campaign  # callers render the item: spare them a query
+            return item
+    return None
+
+
+def queue_levels(campaign: Campaign | int, user, limit: int, *, started_only: bool = False) -> list:
+    """The queue of ``user`` as querysets of items, one per level of open hand-outs (busiest first), each in
+    queue order: the first free row of the first non-empty level is the head (see ``_first_free_item``).
+    Campaign and user: instances or pks."""
     # Never handed to this user: probed per candidate row through the (item, user, kind) unique index, so the
     # cost does not grow with the user's history (a NOT IN over all their hand-outs did).
     seen = Exists(Assignment.objects.filter(item=OuterRef("pk"), user=user))
@@ -114,15 +130,7 @@ def _first_free_item(campaign: Campaign, user, limit: int, *, now: datetime | No
     levels.append(Q(status__in=QUEUE_STATUSES) & (Q(num_active=0) | Q(is_gold=True)))
     if started_only:  # items already judged once or handed out (a spent budget finishes only those)
         levels[-1] = Q(status=Item.Status.IN_PROGRESS, num_active=0, is_gold=False)
-    own = Subquery(_open_hand_outs(campaign, user, now or timezone.now()).values("pk")[:1])
-    for level in levels:
-        candidates = Item.objects.filter(level, ~seen, campaign=campaign).annotate(own_hand_out=own)
-        candidates = candidates.select_related("head", "relation", "tail").order_by("queue_key", "pk")
-        item = lock_skipping(candidates).first()
-        if item is not None:
-            item.campaign = campaign  # callers render the item: spare them a query
-            return item
-    return None
+    return [Item.objects.filter(level, ~seen, campaign=campaign).order_by("queue_key", "pk") for level in levels]
 
 
 def next_item(campaign: Campaign, user, *, now: datetime | None = None) -> Assignment | None:

@@ -58,47 +58,81 @@ def submit_judgment(
     campaign = item.campaign
     with transaction.atomic():
         locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
-        # One query for: a retry by request id (any item of this user), this user's prior judgment of the item,
-        # and (to decide the item with its last judgment) the item's other judgments; gold checks, judged by
-        # every annotator and never decided, only need this user's.
-        mine = Q(item=locked, user=user) if locked.is_gold else Q(item=locked)
-        if request_id:
-            mine |= Q(user=user, request_id=request_id)
-        rows = list(Judgment.objects.filter(mine).order_by())
-        retried = next((j for j in rows if request_id and j.user_id == user.pk and j.request_id == request_id), None)
-        if retried is not None:
-            if retried.item_id != item.pk:
-                raise AnnotationError(f"request id {request_id!r} was already used for another item")
-            return retried
-        source = _checked_source(source_url, answer, campaign)
-        prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
-        if prior is not None:
-            if prior.answer == answer and prior.source_url == source.url:
-                return prior
-            raise AlreadyJudged(f"{user} already judged item {item.pk} ({prior.answer}); a judgment cannot be changed")
+        rows = list(Judgment.objects.filter(judgments_to_read(locked, user, request_id)).order_by())
+        earlier, source = earlier_judgment(rows, locked, user, answer, source_url, request_id, campaign)
+        if earlier is not None:
+            return earlier
         assignment = Assignment.objects.filter(item=locked, user=user, kind=Assignment.Kind.JUDGE).first()
-        if assignment is None:
-            raise NotAssigned(f"item {item.pk} was not handed to {user}")
-        if assignment.state != Assignment.State.OPEN:
-            raise NotAssigned(f"the hand-out of item {item.pk} to {user} is {assignment.get_state_display()}; ask for new work")
-        if assignment.expires_at <= now:  # expired means closed, before release_expired gets to it too
-            raise NotAssigned(f"the hand-out of item {item.pk} to {user} expired; ask for new work")
-        time_on_task_ms = min(max(0, (now - assignment.handed_out_at) // timedelta(milliseconds=1)), _MAX_MS)
-        if client_time_ms is not None:
-            client_time_ms = min(max(0, int(client_time_ms)), time_on_task_ms)
-        judgment = Judgment.objects.create(
-            item=locked, user=user, assignment=assignment, answer=answer, source_url=source.url,
-            source_domain=source.domain, quote=quote.strip(), given_at=now, time_on_task_ms=time_on_task_ms,
-            client_time_ms=client_time_ms, request_id=request_id,
-        )
+        judgment = new_judgment(locked, user, assignment, answer, source, quote, client_time_ms, request_id, now)
+        judgment.save(force_insert=True)
         record_submitted(judgment, now)
-        assignment.state = Assignment.State.DONE
-        assignment.closed_at = now
+        settle(locked, assignment, rows, answer, campaign, now)
         assignment.save(update_fields=["state", "closed_at"])
-        locked.num_judgments += 1
-        if locked.status in (Item.Status.PENDING, Item.Status.IN_PROGRESS):
-            settle_after_judgment(locked, campaign.judgments_per_item, [j.answer for j in rows if j.item_id == locked.pk] + [answer])
         locked.save(update_fields=["num_judgments", "status", "label", "label_origin", "updated_at"])
+    after_judgment(judgment, locked, campaign)
+    return judgment
+
+
+def judgments_to_read(locked: Item, user, request_id: str) -> Q:
+    """The judgments a submit reads under the item's lock, in one query: a retry by request id (any item of this
+    user), this user's prior judgment of the item, and (to decide the item with its last judgment) the item's
+    other judgments; gold checks, judged by every annotator and never decided, only need this user's."""
+    mine = Q(item=locked, user=user) if locked.is_gold else Q(item=locked)
+    if request_id:
+        mine |= Q(user=user, request_id=request_id)
+    return mine
+
+
+def earlier_judgment(rows: list[Judgment], locked: Item, user, answer: str, source_url: str, request_id: str,
+                     campaign) -> tuple[Judgment | None, object]:
+    """(the judgment already recorded for this request, None) for a retry, else (None, the checked source).
+    Raises AnnotationError (request id used for another item), InvalidSource, AlreadyJudged."""
+    retried = next((j for j in rows if request_id and j.user_id == user.pk and j.request_id == request_id), None)
+    if retried is not None:
+        if retried.item_id != locked.pk:
+            raise AnnotationError(f"request id {request_id!r} was already used for another item")
+        return retried, None
+    source = _checked_source(source_url, answer, campaign)
+    prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
+    if prior is not None:
+        if prior.answer == answer and prior.source_url == source.url:
+            return prior, None
+        raise AlreadyJudged(f"{user} already judged item {locked.pk} ({prior.answer}); a judgment cannot be changed")
+    return None, source
+
+
+def new_judgment(locked: Item, user, assignment: Assignment | None, answer: str, source, quote: str,
+                 client_time_ms: int | None, request_id: str, now: datetime) -> Judgment:
+    """The judgment to store (unsaved) once the user's hand-out of the item, read under its lock, is open;
+    NotAssigned when there is none or it is closed or expired."""
+    if assignment is None:
+        raise NotAssigned(f"item {locked.pk} was not handed to {user}")
+    if assignment.state != Assignment.State.OPEN:
+        raise NotAssigned(f"the hand-out of item {locked.pk} to {user} is {assignment.get_state_display()}; ask for new work")
+    if assignment.expires_at <= now:  # expired means closed, before release_expired gets to it too
+        raise NotAssigned(f"the hand-out of item {locked.pk} to {user} expired; ask for new work")
+    time_on_task_ms = min(max(0, (now - assignment.handed_out_at) // timedelta(milliseconds=1)), _MAX_MS)
+    if client_time_ms is not None:
+        client_time_ms = min(max(0, int(client_time_ms)), time_on_task_ms)
+    return Judgment(
+        item=locked, user=user, assignment=assignment, answer=answer, source_url=source.url,
+        source_domain=source.domain, quote=quote.strip(), given_at=now, time_on_task_ms=time_on_task_ms,
+        client_time_ms=client_time_ms, request_id=request_id,
+    )
+
+
+def settle(locked: Item, assignment: Assignment, rows: list[Judgment], answer: str, campaign, now: datetime) -> None:
+    """The hand-out closed and the item counted and decided with the new judgment (on the instances; the
+    caller writes them)."""
+    assignment.state = Assignment.State.DONE
+    assignment.closed_at = now
+    locked.num_judgments += 1
+    if locked.status in (Item.Status.PENDING, Item.Status.IN_PROGRESS):
+        settle_after_judgment(locked, campaign.judgments_per_item, [j.answer for j in rows if j.item_id == locked.pk] + [answer])
+
+
+def after_judgment(judgment: Judgment, locked: Item, campaign) -> None:
+    """After the submit's transaction: the reward of adaptive orders, and the consistency check."""
     if locked.status == Item.Status.AGREED:  # this judgment made the label final: the reward of adaptive orders
         from annotation.services.judging_order import label_final
 

@@ -27,6 +27,15 @@ def snapshot(subject: Judgment | Adjudication | ExpertReview) -> dict[str, str]:
 def record_version(subject: Judgment | Adjudication | ExpertReview, *, reason: str, changed_by_id: int | None,
                    changed_at: datetime, old: dict[str, str] | None, note: str = "") -> LabelVersion:
     """Append a version of ``subject`` (saved as it is now) after ``old`` (None: its creation)."""
+    version = label_version(subject, reason=reason, changed_by_id=changed_by_id, changed_at=changed_at, old=old,
+                            note=note)
+    version.save(force_insert=True)
+    return version
+
+
+def label_version(subject: Judgment | Adjudication | ExpertReview, *, reason: str, changed_by_id: int | None,
+                  changed_at: datetime, old: dict[str, str] | None, note: str = "") -> LabelVersion:
+    """``record_version``'s row, unsaved (the API's submit writes it in the statement that stores the judgment)."""
     if isinstance(subject, Judgment):
         kind, author_id, link = Kind.JUDGMENT, subject.user_id, {"judgment": subject}
     elif isinstance(subject, Adjudication):
@@ -35,7 +44,7 @@ def record_version(subject: Judgment | Adjudication | ExpertReview, *, reason: s
         kind, author_id, link = Kind.EXPERT, subject.expert_id, {"expert_review": subject}
     old = old or {"answer": "", "source_url": "", "text": ""}
     new = snapshot(subject)
-    return LabelVersion.objects.create(
+    return LabelVersion(
         item_id=subject.item_id, kind=kind, author_id=author_id, changed_by_id=changed_by_id, changed_at=changed_at,
         reason=reason, note=note, old_answer=old["answer"], new_answer=new["answer"],
         old_source_url=old["source_url"], new_source_url=new["source_url"], old_text=old["text"], new_text=new["text"],
@@ -45,10 +54,17 @@ def record_version(subject: Judgment | Adjudication | ExpertReview, *, reason: s
 
 def record_submitted(subject: Judgment | Adjudication | ExpertReview, changed_at: datetime) -> LabelVersion:
     """The first version of a label, by its author (call inside the transaction that created it)."""
+    version = submitted_version(subject, changed_at)
+    version.save(force_insert=True)
+    return version
+
+
+def submitted_version(subject: Judgment | Adjudication | ExpertReview, changed_at: datetime) -> LabelVersion:
+    """``record_submitted``'s row, unsaved."""
     if isinstance(subject, Judgment):
         author_id = subject.user_id
     elif isinstance(subject, Adjudication):
         author_id = subject.adjudicator_id
     else:
         author_id = subject.expert_id
-    return record_version(subject, reason=Reason.SUBMIT, changed_by_id=author_id, changed_at=changed_at, old=None)
+    return label_version(subject, reason=Reason.SUBMIT, changed_by_id=author_id, changed_at=changed_at, old=None)
