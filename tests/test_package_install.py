@@ -55,3 +55,8 @@ def test_pip_install_gives_a_kgpool_command(tmp_path):
                 "get_template('registration/login.html').origin.name)"], work, env).stdout.strip().splitlines()[-1]
     status, template = page.split()
     assert status == "200" and template.startswith(str(target / "kgpool" / "templates"))
+    # run inside a checkout (the README's first command), where the apps come from the checkout: the quickstart
+    # still finds its campaign file
+    found = run([kgpool, "shell", "-c", "from pooling.management.commands.quickstart import CAMPAIGN_FILE; "
+                 "print(CAMPAIGN_FILE.is_file(), CAMPAIGN_FILE)"], source, env).stdout.strip().splitlines()[-1]
+    assert found.startswith("True "), found

@@ -16,9 +16,11 @@ from kgpool.commands import KgpoolCommand
 from pooling.management.progress import StageProgress
 from pooling.selectors.kg import kg_relation_categories
 
-# examples/ of the checkout, or of the installed package (pip install .: kgpool/examples, see setup.py)
-CAMPAIGN_FILE = next((folder / "quickstart.toml" for folder in (Path(settings.BASE_DIR) / "examples",
-                                                                 Path(__file__).resolve().parents[3] / "kgpool" / "examples")
+# examples/ of the checkout, or of the installed package (pip install .: kgpool/examples, see setup.py). Both roots
+# are tried: `kgpool` run inside a checkout imports kgpool from site-packages but this app from the checkout
+# (Celery's Django fixup puts the working directory first on sys.path).
+_ROOTS = (Path(settings.BASE_DIR), Path(__file__).resolve().parents[3])
+CAMPAIGN_FILE = next((folder / "quickstart.toml" for root in _ROOTS for folder in (root / "examples", root / "kgpool" / "examples")
                       if (folder / "quickstart.toml").is_file()), Path(settings.BASE_DIR) / "examples" / "quickstart.toml")
 DEMO_ACCOUNTS = (("admin", True), ("annotator1", False), ("annotator2", False), ("adjudicator", False))
 
