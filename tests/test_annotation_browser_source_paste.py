@@ -88,3 +88,25 @@ def test_a_yes_with_a_reused_or_entity_source_is_three_keys(tmp_path, live_serve
     assert sorted(Judgment.objects.filter(user=one).values_list("source_url", flat=True)) == sorted(
         ["https://www.imdb.com/name/nm0000460/bio/"] * 2 + [head_url])
     assert head_url.startswith("https://en.wikipedia.org/")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_full_url_typed_after_the_site_start_replaces_it(tmp_path, live_server, browser):  # noqa: F811
+    """Typed, not pasted: once the typed URL's "https://" is complete the offered site start goes, so the doubled
+    URL is never sent (found by trying the site as a user)."""
+    campaign = nationality_campaign(tmp_path, entries=2)
+    one = member(campaign, "one", "annotator")
+    context, page = login(browser, live_server, "one")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons")
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press("y")
+    page.keyboard.press("f")
+    assert page.input_value("input[name=source_url]") == "https://en.wikipedia.org/wiki/"
+    page.keyboard.type(PASTED)
+    assert page.input_value("input[name=source_url]") == PASTED
+    page.keyboard.press("Escape")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    context.close()
+    assert PASTED in Judgment.objects.filter(user=one).values_list("source_url", flat=True)

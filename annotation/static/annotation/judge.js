@@ -48,6 +48,13 @@
       focusField.setSelectionRange(text.length, text.length);
       focusField.dispatchEvent(new Event("input", { bubbles: true }));
     });
+    // The same for a full URL typed after the site start: once its "http(s)://" is complete, the start goes.
+    focusField.addEventListener("input", function () {
+      var value = focusField.value;
+      if (prefill && value.indexOf(prefill) === 0 && /^https?:\/\//i.test(value.slice(prefill.length))) {
+        focusField.value = value.slice(prefill.length);
+      }
+    });
   }
   // R: the person's last source; H / T: the head's / tail's own page (where the campaign accepts it as a source).
   // The URL is written into the field and the focus stays out of it, so Enter saves: Y, H, Enter is a Yes with
@@ -62,7 +69,8 @@
   var sent = false;
   function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
   // A field the page focused (after a server error, or the browser's check of a required field), not the person:
-  // until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F keep their meaning,
+  // until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F / R / H / T / S keep
+  // their meaning,
   // so shortcuts typed by a person who did not see the focus move are not stored as text ("YfSource of...").
   var armed = null;
   form.addEventListener("invalid", function (e) { armed = e.target; }, true);
@@ -79,6 +87,8 @@
       if (active !== armed) return;
       if (key === "y" || key === "n") { e.preventDefault(); choose(key.toUpperCase()); }
       else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
+      else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
+      else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
       return;
     }
     if (key === "y") { e.preventDefault(); choose("Y"); }
