@@ -32,7 +32,7 @@ class AdjudicationForm(forms.Form):
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=Role.choices)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)  # the common case, never admin by default
 
 
 class DomainsForm(forms.Form):
