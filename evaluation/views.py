@@ -48,7 +48,8 @@ class NewRunForm(forms.Form):
                                       help_text="Judging campaign whose final labels complete the sample "
                                                 "(gold checks never count; depths from its pool)")
     labels_file = forms.CharField(required=False, max_length=1000,
-                                  help_text="Or: server path of a judgments file h<TAB>r<TAB>t<TAB>Y|N "
+                                  help_text="Or: server path of a judgments file, one judged triple a line: "
+                                            "head, relation, tail and Y or N, separated by tabs "
                                             "(both blank: sparse only)")
     pool = forms.ModelChoiceField(queryset=Pool.objects.select_related("sample").order_by("name"), required=False,
                                   help_text="Pool giving the depths (blank: the sample's only finished pool)")
@@ -61,7 +62,9 @@ class NewRunForm(forms.Form):
         data = super().clean()
         labels = data.get("labels_file")
         if labels and not Path(labels).is_file():
-            self.add_error("labels_file", "no such file on the server")
+            kind = "a folder" if Path(labels).is_dir() else "not a regular file" if Path(labels).exists() else None
+            self.add_error("labels_file", f"{labels} is {kind}: give a judgments file" if kind else
+                           "no such file on the server")
         campaign, pool, sample = data.get("campaign"), data.get("pool"), data.get("sample")
         if labels and campaign is not None:
             self.add_error("campaign", "give a campaign or a labels file, not both")

@@ -42,3 +42,16 @@ def test_a_system_file_is_a_form_error(staff_client):
     assert response.status_code == 200
     assert "/etc/passwd:1: expected `h r t Y|N`" in html.unescape(response.content.decode())
     assert not EvaluationRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_folder_or_a_device_is_named_as_such_and_each_error_is_shown_once(staff_client, tmp_path):
+    client, sample = staff_client
+    for path, words in ((str(tmp_path), "is a folder"), ("/dev/null", "is not a regular file")):
+        body = html.unescape(post(client, sample, path).content.decode())
+        assert body.count(f"{path} {words}: give a judgments file") == 1, body[:3000]
+    labels = tmp_path / "three.tsv"
+    labels.write_text("# h r t\nirons\t/people/person/nationality\tuk\n", encoding="utf-8")
+    body = html.unescape(post(client, sample, str(labels)).content.decode())
+    assert body.count(f"{labels}:2: expected `h r t Y|N`, got 3 fields") == 1  # once, not twice
+    assert not EvaluationRun.objects.exists()
