@@ -24,7 +24,7 @@ pytestmark = [
 
 @pytest.fixture
 def browser(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright==1.65.2")
+    from playwright import sync_api
     # Playwright's sync API runs an event loop; scoped to this test so later subprocesses don't inherit it.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as p:
