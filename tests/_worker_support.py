@@ -91,9 +91,29 @@ def reset_connections(app) -> None:
     pools.reset()  # closes every registered connection / producer pool and forgets them
     if "amqp" in app.__dict__:
         app.amqp._producer_pool = None
+    for backend in {id(b): b for b in (app._backend_cache, getattr(app._local, "backend", None)) if b}.values():
+        _close_result_backend(backend)
     app._backend_cache = None
     if hasattr(app._local, "backend"):
         del app._local.backend
+
+
+def _close_result_backend(backend) -> None:
+    """Close a Redis result backend's pub/sub consumer and forget what it subscribed to. Each ``apply_async``
+    subscribes its task's result; an AsyncResult collected later unsubscribes it, and on a private Redis that
+    is stopped by then that meant reconnect retries (a later test stalled 19 s) ending in an exception raised
+    from ``__del__`` (PytestUnraisableExceptionWarning)."""
+    consumer = getattr(backend, "result_consumer", None)
+    if consumer is not None and hasattr(consumer, "subscribed_to"):
+        consumer.subscribed_to.clear()  # a later cancel_for() of a forgotten task then sends nothing
+        try:
+            consumer.stop()
+        except Exception:  # noqa: BLE001 - its server may be gone already: closing is all we want
+            pass
+        consumer._pubsub = None
+    client = getattr(backend, "client", None)
+    if client is not None and hasattr(client, "connection_pool"):
+        client.connection_pool.disconnect()
 
 
 @contextlib.contextmanager

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests._allowed_skips"]
+
 SHARED_DATA = Path(os.environ.get("KGPOOL_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
 
 

@@ -14,7 +14,6 @@ from tests._annotation_web_support import PASSWORD, member, nationality_campaign
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SCREENSHOT = os.environ.get("KGPOOL_JUDGING_SCREENSHOT", "/tmp/judging.png")
 
 pytestmark = [
     pytest.mark.browser,
@@ -24,7 +23,7 @@ pytestmark = [
 
 @pytest.fixture
 def browser(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright==1.65.2")
+    from playwright import sync_api
     # Playwright's sync API runs an event loop; scoped to this test so later subprocesses don't inherit it.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as p:
@@ -60,6 +59,8 @@ def judge_by_keyboard(page, key: str, url: str, *, screenshot: str | None = None
 @pytest.mark.django_db(transaction=True)
 def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, live_server, browser):
     campaign = nationality_campaign(tmp_path, entries=2)
+    # KGPOOL_JUDGING_SCREENSHOT=PATH keeps the judging page's screenshot; by default it is this run's own file
+    screenshot = os.environ.get("KGPOOL_JUDGING_SCREENSHOT") or str(tmp_path / "judging.png")
     one = member(campaign, "one", "annotator")
     member(campaign, "two", "annotator")
     member(campaign, "boss", "adjudicator")
@@ -90,7 +91,7 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     context, page = login(browser, live_server, "two")
     page.goto(judge_url)
     first = int(page.get_attribute("#judge-form", "action").rstrip("/").split("/")[-1])
-    judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons", screenshot=SCREENSHOT)
+    judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons", screenshot=screenshot)
     page.wait_for_selector("#judge-form")
     second = int(page.get_attribute("#judge-form", "action").rstrip("/").split("/")[-1])
     judge_by_keyboard(page, "n", "https://www.imdb.com/name/nm0000460/bio/")
@@ -121,4 +122,4 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     assert labels == {first: Label.YES, second: Label.YES}
     decided = Item.objects.get(pk=second)
     assert decided.status == Item.Status.ADJUDICATED and decided.adjudication.adjudicator.username == "boss"
-    assert os.path.getsize(SCREENSHOT) > 10_000
+    assert os.path.getsize(screenshot) > 10_000

@@ -2,6 +2,7 @@
 Wilson interval, never exported nor counted in agreement."""
 from __future__ import annotations
 
+import copy
 import io
 
 import numpy as np
@@ -102,7 +103,12 @@ def test_what_the_annotator_receives_does_not_tell_gold_apart(tmp_path):
         assert (assignment.expires_at - assignment.handed_out_at).total_seconds() == campaign.assignment_timeout_s
         assert question.startswith("Is ") or "?" in question
     # the question reads like any other (same template per relation, names only)
-    assert {q.split(" ")[0] for _g, _a, q in gold_rows} <= {q.split(" ")[0] for _g, _a, q in seen}
+    for _g, assignment, question in gold_rows:
+        twin = copy.copy(assignment.item)  # the same triple as an ordinary item reads exactly the same
+        twin.is_gold, twin.gold_answer = False, ""
+        assert question == item_question(twin) and "gold" not in question.lower()
+        head, tail = twin.head.name or twin.head.key, twin.tail.name or twin.tail.key
+        assert head in question and tail in question
     # queue keys drawn from the same range: the order gives nothing away
     keys = Item.objects.filter(campaign=campaign).values_list("is_gold", "queue_key")
     assert max(k for g, k in keys if g) > 2**29 and min(k for g, k in keys if g) < 2**31 - 2**29
@@ -132,7 +138,9 @@ def test_gold_accuracy_with_wilson_interval_and_warning(tmp_path):
     assert rows[sloppy.username].accuracy == wilson_interval(5, 10)
     assert [r.username for r in gold_warnings(campaign)] == [sloppy.username]  # default threshold 0.8
     assert gold_warnings(campaign, threshold=0.4) == []
-    # gold answers never reach the exported labels nor the agreement statistics
+    # gold answers never reach the exported labels nor the agreement statistics, even a gold item with a final
+    # label (one made gold after it was agreed)
+    Item.objects.filter(campaign=campaign, is_gold=True).update(status=Item.Status.AGREED, label="N")
     out = io.StringIO()
     export_judgments(campaign, "labels", out)
     gold_keys = set(Item.objects.filter(campaign=campaign, is_gold=True).values_list("head__key", "tail__key"))

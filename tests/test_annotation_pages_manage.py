@@ -10,6 +10,8 @@ from django.urls import reverse
 
 from annotation.models import Item, Membership, QuestionTemplate
 from annotation.services.exports import FORMATS
+from annotation.services.campaigns import create_campaign
+from tests._annotation_support import tiny_pool
 from tests._annotation_web_support import NAT, member, nationality_campaign
 
 pytestmark = pytest.mark.django_db
@@ -71,21 +73,30 @@ def test_members_and_sources(setup):
     assert bad.status_code == 400 and "bare domain" in bad.content.decode()
 
 
-def test_filter_preview_apply_revert(setup):
-    campaign, client = setup
+def test_filter_preview_apply_revert(tmp_path):
+    # two candidates (Jeremy Irons, nationality, X) and one self-loop (Jeremy Irons, nationality, Jeremy Irons)
+    # that train never allows for nationality: the filter labels exactly that one
+    pooled = [("irons", NAT, "uk"), ("irons", NAT, "usa"), ("irons", NAT, "irons")]
+    pool = tiny_pool(tmp_path, name="loop-kg", train=[("streep", NAT, "usa"), ("caine", NAT, "uk")],
+                     test=[("irons", NAT, "ireland")], entries=pooled)
+    campaign = create_campaign("loop", pool)
+    client = Client()
+    client.force_login(member(campaign, "admin", "admin"))
     url = reverse("annotation:manage_filter", args=[campaign.name])
-    preview = client.get(url, {"rules": ["type", "cardinality"], "threshold": "1.5"})
+    rules = {"rules": ["reflexive"], "threshold": "1.5"}
+    preview = client.get(url, rules)
     assert preview.status_code == 200
     report = preview.context["report"]
-    assert report.entries == 2
-    fired = report.labelled
-    apply = client.post(reverse("annotation:manage_filter_apply", args=[campaign.name]),
-                        {"rules": ["type", "cardinality"], "threshold": "1.5"})
+    assert (report.entries, report.labelled) == (3, 1)
+    assert not Item.objects.filter(campaign=campaign, status="auto_negative").exists()  # a preview writes nothing
+    apply = client.post(reverse("annotation:manage_filter_apply", args=[campaign.name]), rules)
     assert apply.status_code == 302
-    assert Item.objects.filter(campaign=campaign, status="auto_negative").count() == fired
+    labelled = Item.objects.filter(campaign=campaign, status="auto_negative")
+    assert set(labelled.values_list("tail__key", "label", "rule")) == {("irons", "N", "reflexive")}
     revert = client.post(reverse("annotation:manage_filter_revert", args=[campaign.name]), {"confirm": "all"})
     assert revert.status_code == 302
     assert not Item.objects.filter(campaign=campaign, status="auto_negative").exists()
+    assert Item.objects.get(campaign=campaign, tail__key="irons").status == "pending"
 
 
 def test_templates_edit_and_live_preview(setup):

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-pytest.importorskip("httpx", reason="pip install -r bench/requirements-load.txt")
 
 pytestmark = [pytest.mark.slow]
 

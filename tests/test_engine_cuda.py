@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 from pooling.engine import ranking  # noqa: E402

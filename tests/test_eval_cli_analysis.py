@@ -153,8 +153,6 @@ def test_register_end_to_end_in_a_fresh_process_without_django(probe_files) -> N
     assert "Traceback" not in failed.stderr and f"{bad}:2:" in failed.stderr
 
 
-@pytest.mark.skipif(not (PROJECT_ROOT / "evaluation" / "__main__.py").exists(),
-                    reason="evaluation/__main__.py (python -m evaluation) not written yet")
 def test_python_dash_m_evaluation_probe_and_kendall(probe_files, tmp_path) -> None:
     ranks, train = probe_files
     done = _subprocess(["-m", "evaluation", "probe", "--ranks", str(ranks), "--train", str(train), "--beta", "1"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+import pytrec_eval  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
 from pytrec_eval_ext import RelevanceEvaluator as TrecEvalEvaluator  # noqa: E402
 
 from evaluation.cli_trec import run as run_cli

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+import pytrec_eval  # noqa: E402
 
 from evaluation.core.macro import INFAP_EPSILON, evaluate
 from evaluation.core.trec import Qrels, Run, judged_ranking_from_trec

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-ranx = pytest.importorskip("ranx")
+import ranx  # noqa: E402
 
 from evaluation.core.macro import evaluate
 from evaluation.core.trec import Qrels, Run, judged_ranking_from_trec

@@ -73,7 +73,6 @@ def test_category_without_source_is_a_clean_error(tmp_path: Path) -> None:
 
 
 def test_category_from_train_triples(tmp_path: Path) -> None:
-    pytest.importorskip("pooling.engine.categories")
     ranks = tmp_path / "ranks.tsv"
     ranks.write_text(RANKS)
     train = tmp_path / "train.txt"

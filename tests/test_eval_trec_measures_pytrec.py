@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+import pytrec_eval  # noqa: E402
 # The C extension itself: pytrec_eval's Python wrapper refuses parameters such as ndcg.1=3,2=9.
 from pytrec_eval_ext import RelevanceEvaluator as TrecEvalEvaluator  # noqa: E402
 

@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
 from pytrec_eval_ext import RelevanceEvaluator as TrecEvalEvaluator  # noqa: E402
 
 from evaluation.core import measure_names

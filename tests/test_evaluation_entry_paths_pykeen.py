@@ -71,7 +71,6 @@ def _pykeen_scores(model, entity_to_id, relation_to_id, kg, questions) -> np.nda
 
 
 def test_pykeen_checkpoint_and_its_score_matrix_evaluate_identically(storage, tmp_path):
-    pytest.importorskip("pykeen", reason="pykeen (requirements-dev.txt) is needed to make a real PyKEEN model")
     from evaluation.services.evaluate import EvaluationOptions, evaluate_sample
     from evaluation.services.labels import JudgmentsFile
     from pooling.selectors.kg import kg_relation_keys

@@ -55,7 +55,9 @@ def test_completed_labels_depths_and_relabelling(storage, tmp_path):
     new = (new_answer, relation, anchor) if side == 0 else (anchor, relation, new_answer)
     judged = JudgedTriples(np.array([sampled[0], new, [0, 45, 0]], dtype=np.int64), np.array([False, True, True]))
     completed = completed_label_set(sample, judged, pool=None)
-    assert completed.stats["judged_ignored"] in (0, 1)  # (0, 45, 0) is ignored unless it answers a question
+    # (0, 45, 0) answers no sampled question (no question of relation 45 is anchored on entity 0): ignored
+    assert not any(int(r) == 45 and int(a) == 0 for r, a in zip(sq.questions.relation, sq.questions.anchor))
+    assert completed.stats["judged_ignored"] == 1
     assert completed.stats["relabelled_negative"] == 1
     labels = {tuple(t): (bool(p), int(d)) for t, p, d in zip(completed.triples.tolist(), completed.positive, completed.depth)}
     assert labels[tuple(sampled[0].tolist())] == (False, 0)

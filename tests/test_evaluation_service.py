@@ -22,7 +22,7 @@ def _reference(campaign, system, label_triples: dict, arrays):
     triple; for the sparse labels exactly the sample's questions), each ranked from the model's full scores."""
     from pooling.engine.questions import Questions
 
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
     known = [tuple(x) for split in ("train", "valid", "test") for x in arrays[split].tolist()]
     train_valid = [tuple(x) for split in ("train", "valid") for x in arrays[split].tolist()]
     positives = [t for t, y in label_triples.items() if y]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 from pooling.engine.questions import HEAD, TAIL  # noqa: E402
 from pooling.kge.checkpoints import load_checkpoint, save_checkpoint  # noqa: E402

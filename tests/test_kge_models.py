@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -39,7 +39,7 @@ pytestmark = [
 
 @pytest.fixture
 def browser(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright==1.65.2")
+    from playwright import sync_api
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)

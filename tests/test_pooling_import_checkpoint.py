@@ -79,7 +79,6 @@ class PykeenRun:
 @pytest.fixture(scope="module")
 def pykeen_runs(tmp_path_factory) -> dict[str, PykeenRun]:
     """Every case trained by PyKEEN's pipeline (3 epochs on 300 UMLS triples, ids in a shuffled order)."""
-    pytest.importorskip("pykeen", reason="pykeen (requirements-dev.txt) is needed to make real PyKEEN models")
     from pykeen.pipeline import pipeline
     from pykeen.triples import TriplesFactory
 

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 
 from tests._pool_support import import_umls, storage  # noqa: F401
 
-torch = pytest.importorskip("torch")
+import torch  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
 
 ORIGINAL = b"untouched data\n"
