@@ -10,26 +10,11 @@ import pytest
 
 from annotation.models import Assignment, Item, Judgment, Label
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing: apt-get install -y chromium"),
-]
+from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
 
 
-@pytest.fixture
-def browser(monkeypatch):
-    from playwright import sync_api
-    # Playwright's sync API runs an event loop; scoped to this test so later subprocesses don't inherit it.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+pytestmark = BROWSER_MARKS
+
 
 
 def login(browser, live_server, username):

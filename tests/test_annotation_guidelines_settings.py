@@ -86,3 +86,17 @@ def test_admin_form_checks_relation_guidelines(tmp_path):
     assert form.is_valid(), form.errors
     assert form.cleaned_data["guidelines"] == "Careful."
     assert form.cleaned_data["relation_guidelines"] == {NAT: "Citizenship."}
+
+
+@pytest.mark.django_db
+def test_browser_line_ends_are_stored_as_plain_newlines(tmp_path):
+    """A browser sends CRLF from a textarea: stored (and exported) as LF, so the same guidelines typed on the site
+    or written in a campaign file are the same version (found by trying the site)."""
+    from annotation.services.guidelines import set_guidelines
+
+    campaign = nationality_campaign(tmp_path)
+    assert set_guidelines(campaign, "Line one\r\nLine two\r\n", {NAT: "a\r\nb"})
+    campaign.refresh_from_db()
+    assert campaign.guidelines == "Line one\nLine two"
+    assert campaign.relation_guidelines == {NAT: "a\nb"}
+    assert not set_guidelines(campaign, "Line one\nLine two", {NAT: "a\nb"})  # no new version

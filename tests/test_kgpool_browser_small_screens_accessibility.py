@@ -20,31 +20,17 @@ from annotation.services.guidelines import set_guidelines
 from annotation.services.distribution import next_item
 from annotation.services.judging import submit_judgment
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
+from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
 from tests._pool_support import storage, train_tiny  # noqa: F401 (fixture)
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 AXE = Path(__file__).parent / "static" / "axe.min.js"
 SIZES = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1366, "height": 768}}
 SCREENSHOTS = os.environ.get("KGPOOL_A11Y_SCREENSHOTS", "")
 # a long source URL, as annotators paste them: it must wrap inside its card, not widen the page
 LONG_SOURCE = "https://en.wikipedia.org/wiki/Jeremy_Irons#Personal_life_and_citizenship_(Irish_and_British)"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing: apt-get install -y chromium"),
-]
+pytestmark = BROWSER_MARKS
 
-
-@pytest.fixture
-def browser(monkeypatch):
-    from playwright import sync_api
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def judged_campaign(folder: Path):

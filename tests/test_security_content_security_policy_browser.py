@@ -6,31 +6,16 @@ progress (report.js), Swagger UI on /api/docs/ and the admin.
 Needs Debian's chromium (/usr/bin/chromium) and playwright (see tests/test_annotation_browser_judging.py)."""
 from __future__ import annotations
 
-import os
 
 import pytest
 
 from annotation.models import Judgment
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing: apt-get install -y chromium"),
-]
+from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
 
 
-@pytest.fixture
-def browser(monkeypatch):
-    from playwright import sync_api
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
+pytestmark = BROWSER_MARKS
+
 
 
 class Console:

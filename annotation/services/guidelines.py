@@ -13,7 +13,7 @@ def checked_guidelines(campaign: Campaign, text: str, relations: dict[str, str])
     text is too long or a key is no relation of the campaign's KG."""
     if not isinstance(text, str) or not isinstance(relations, dict):
         raise AnnotationError("guidelines are text, and relation guidelines a mapping of relation key to text")
-    cleaned = {str(key): value.strip() for key, value in relations.items()
+    cleaned = {str(key): _lines(value) for key, value in relations.items()
                if isinstance(value, str) and value.strip()}
     if any(not isinstance(value, str) for value in relations.values()):
         raise AnnotationError("relation guidelines must be text")
@@ -25,7 +25,13 @@ def checked_guidelines(campaign: Campaign, text: str, relations: dict[str, str])
     unknown = sorted(set(cleaned) - known)
     if unknown:
         raise AnnotationError(f"the knowledge graph has no relation {unknown[0]!r}")
-    return text.strip(), dict(sorted(cleaned.items()))
+    return _lines(text), dict(sorted(cleaned.items()))
+
+
+def _lines(text: str) -> str:
+    """Trimmed, with the browser's CRLF line ends as LF: the same guidelines from a form, a file or the API are the
+    same text (and the same version to confirm)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
 def set_guidelines(campaign: Campaign, text: str, relations: dict[str, str]) -> bool:
