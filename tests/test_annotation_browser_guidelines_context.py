@@ -4,21 +4,17 @@ facts and known answers beside the question, is no wider than the screen and has
 violation, under the site's real Content-Security-Policy."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from annotation.services.guidelines import set_guidelines
 from pooling.models import Entity, Relation, Split, Triple
 from tests._annotation_web_support import NAT, member, nationality_campaign
+from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
 from tests.test_kgpool_browser_small_screens_accessibility import (
-    CHROMIUM, SIZES, browser, log_in, overflow, serious_violations, too_wide,  # noqa: F401 (fixture)
+    SIZES, log_in, overflow, serious_violations, too_wide,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing: apt-get install -y chromium"),
-]
+pytestmark = BROWSER_MARKS
 
 LONG_WORD = "Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenversicherungsanstalt" * 2
 GUIDELINES = (
