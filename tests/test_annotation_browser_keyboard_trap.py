@@ -50,6 +50,9 @@ def test_the_reason_box_focused_by_the_required_check_does_not_swallow_shortcuts
     page.keyboard.press("y")
     page.keyboard.press("Enter")  # no reason yet: the browser refuses and focuses the reason box
     assert page.evaluate("document.activeElement.name") == "reason"
+    page.keyboard.press("Enter")  # still no reason: refused again, no newline typed into the box
+    assert page.evaluate("document.activeElement.name") == "reason"
+    assert page.input_value("textarea[name=reason]") == ""
     page.keyboard.press("n")
     page.keyboard.press("f")
     page.keyboard.type("No source of annotator 1 says so")  # a person's text, starting with a shortcut letter

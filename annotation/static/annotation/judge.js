@@ -89,6 +89,7 @@
       else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
       else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
       else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
+      else if (key === "Enter") { e.preventDefault(); submit(); }  // save again (a newline in a reason box, else)
       return;
     }
     if (key === "y") { e.preventDefault(); choose("Y"); }
