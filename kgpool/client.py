@@ -169,13 +169,19 @@ class Client:
     def upload(self, upload_id: int) -> Upload:
         return self.get(f"uploads/{upload_id}/")
 
-    def _finished_upload(self, upload: Upload, wait: bool, timeout: float | None) -> Upload:
+    def _finished(self, created: dict[str, Any], path: str, action: str, wait: bool, timeout: float | None,
+                  done: tuple[str, ...] = ("done", "failed")) -> Any:
+        """``created`` as it is once its background work ends (unless ``wait`` is False); a failure raises
+        ApiError (422) with the server's reason."""
         if not wait:
-            return upload
-        upload = self.wait(f"uploads/{upload['id']}/", ("done", "failed"), timeout)
-        if upload["status"] == "failed":
-            raise ApiError(422, upload["error"], "upload", f"uploads/{upload['id']}/")
-        return upload
+            return created
+        finished = self.wait(path, done, timeout)
+        if finished["status"] == "failed":
+            raise ApiError(422, finished["error"], action, path)
+        return finished
+
+    def _finished_upload(self, upload: Upload, wait: bool, timeout: float | None) -> Upload:
+        return self._finished(upload, f"uploads/{upload['id']}/", "upload", wait, timeout)
 
     # ------------------------------------------------------------------------------------- systems
     def systems(self, kg: str) -> list[System]:
@@ -189,12 +195,8 @@ class Client:
         """Train a system (options: dim, epochs, lr, batch_size, seed, patience, eval_every, device, num_threads)."""
         body = {"architecture": architecture, **({"name": name} if name else {}), **options}
         system = self.post(f"kgs/{kg}/systems/", body)
-        if not wait:
-            return system
-        system = self.wait(f"kgs/{kg}/systems/{system['name']}/", ("ready", "failed"), timeout)
-        if system["status"] == "failed":
-            raise ApiError(422, system["error"], "train", f"kgs/{kg}/systems/{system['name']}/")
-        return system
+        return self._finished(system, f"kgs/{kg}/systems/{system['name']}/", "train", wait, timeout,
+                              ("ready", "failed"))
 
     def import_system(self, kg: str, kind: str, name: str, file: str | Path, *, sample: str | None = None,
                       questions: str | Path | None = None, entities: str | Path | None = None,
@@ -238,12 +240,7 @@ class Client:
                    wait: bool = True, timeout: float | None = None) -> Pool:
         pool = self.post("pools/", {"kg": kg, "sample": sample, "systems": systems, "depth": depth,
                                     **({"name": name} if name else {})})
-        if not wait:
-            return pool
-        pool = self.wait(f"pools/{pool['id']}/", ("done", "failed"), timeout)
-        if pool["status"] == "failed":
-            raise ApiError(422, pool["error"], "build", f"pools/{pool['id']}/")
-        return pool
+        return self._finished(pool, f"pools/{pool['id']}/", "build", wait, timeout)
 
     def pool_entries(self, pool_id: int, *, page_size: int = 1000, max_depth: int | None = None
                      ) -> Iterator[dict[str, Any]]:
@@ -333,12 +330,7 @@ class Client:
         body: dict[str, Any] = {"kg": kg, "sample": sample, **({"campaign": campaign} if campaign else {}),
                                 **({"systems": systems} if systems else {}), **({"options": options} if options else {})}
         run = self.post("evaluations/", body)
-        if not wait:
-            return run
-        run = self.wait(f"evaluations/{run['id']}/", ("done", "failed"), timeout)
-        if run["status"] == "failed":
-            raise ApiError(422, run["error"], "evaluate", f"evaluations/{run['id']}/")
-        return run
+        return self._finished(run, f"evaluations/{run['id']}/", "evaluate", wait, timeout)
 
     def results(self, run_id: int) -> dict[str, Any]:
         """The run's results: tables per label set and system, Kendall's tau, depth curve, ..."""

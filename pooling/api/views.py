@@ -4,6 +4,7 @@ the work; who may do what is ``kgpool.api``."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Callable, TypeVar
 
 from django.db import transaction
 from django.db.models import Count
@@ -19,6 +20,20 @@ from pooling.api import serializers as s
 from pooling.models import KnowledgeGraph, Pool, PoolEntry, PoolHit, Sample, System, Upload
 
 UPLOAD_PARSERS = [MultiPartParser, FormParser, JSONParser]  # JSON: answered with what is missing (400)
+Started = TypeVar("Started")
+
+
+def _start(start: Callable[[], Started], refused: type[Exception], taken: tuple[str, ...]) -> Started:
+    """Run a service that creates an object and queues its background work; its refusal becomes 409 when it says
+    the name is ``taken`` (one of those words in the message), else 400."""
+    try:
+        return start()
+    except refused as exc:
+        raise (Conflict if any(word in str(exc) for word in taken) else BadRequest)(str(exc)) from None
+
+
+def _accepted(data: dict) -> Response:
+    return Response(data, status=status.HTTP_202_ACCEPTED)
 
 
 def _kg(request: Request, name: str) -> KnowledgeGraph:
@@ -46,14 +61,10 @@ class KGList(APIView):
         data.is_valid(raise_exception=True)
         v = data.validated_data
         files = {key: v[key] for key in data.fields if key not in ("name", "description") and v.get(key) is not None}
-        try:
-            upload = create_upload(Upload.Kind.KG, v["name"], files, params={"description": v["description"]},
-                                   user=request.user)
-        except UploadError as exc:
-            raise (Conflict if "exists" in str(exc) or "being imported" in str(exc) else BadRequest)(str(exc)) \
-                from None
+        upload = _start(lambda: create_upload(Upload.Kind.KG, v["name"], files, params={"description": v["description"]},
+                                              user=request.user), UploadError, ("exists", "being imported"))
         upload.refresh_from_db()
-        return Response(s.UploadOut(upload).data, status=status.HTTP_202_ACCEPTED)
+        return _accepted(s.UploadOut(upload).data)
 
 
 class KGDetail(APIView):
@@ -89,13 +100,11 @@ class SystemList(APIView):
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         architecture, name = options.pop("architecture"), options.pop("name", None)
-        try:
-            with transaction.atomic():
-                system = request_training(knowledge_graph, architecture, name=name, options=options)
-        except SystemServiceError as exc:
-            raise (Conflict if "already exists" in str(exc) else BadRequest)(str(exc)) from None
+        system = _start(transaction.atomic()(lambda: request_training(knowledge_graph, architecture, name=name,
+                                                                      options=options)),
+                        SystemServiceError, ("already exists",))
         system.refresh_from_db()
-        return Response(s.SystemOut(system).data, status=status.HTTP_202_ACCEPTED)
+        return _accepted(s.SystemOut(system).data)
 
 
 class SystemUpload(APIView):
@@ -123,13 +132,10 @@ class SystemUpload(APIView):
         if other:
             raise BadRequest(f"a {v['kind']} import takes no {other[0]} file")
         params = {"description": v["description"], "model": v.get("model", ""), "k": v.get("k")}
-        try:
-            upload = create_upload(v["kind"], v["name"], files, kg=knowledge_graph, sample=sample, params=params,
-                                   user=request.user)
-        except UploadError as exc:
-            raise (Conflict if "exists" in str(exc) else BadRequest)(str(exc)) from None
+        upload = _start(lambda: create_upload(v["kind"], v["name"], files, kg=knowledge_graph, sample=sample,
+                                              params=params, user=request.user), UploadError, ("exists",))
         upload.refresh_from_db()
-        return Response(s.UploadOut(upload).data, status=status.HTTP_202_ACCEPTED)
+        return _accepted(s.UploadOut(upload).data)
 
 
 class SystemDetail(APIView):
@@ -211,13 +217,14 @@ class PoolList(APIView):
         missing = [name for name in v["systems"] if name not in systems]
         if missing:
             raise BadRequest({"systems": [f"no system {missing[0]!r} in {kg.name}"]})
-        try:
-            with transaction.atomic():
-                pool = create_pool(sample, [systems[n] for n in v["systems"]], v["depth"], name=v.get("name"))
-                start_pool_build(pool, robust=True)
-        except PoolError as exc:
-            raise (Conflict if "already exists" in str(exc) else BadRequest)(str(exc)) from None
-        return Response(_pool_out(_pools().get(pk=pool.pk)), status=status.HTTP_202_ACCEPTED)
+        @transaction.atomic
+        def build() -> Pool:
+            pool = create_pool(sample, [systems[n] for n in v["systems"]], v["depth"], name=v.get("name"))
+            start_pool_build(pool, robust=True)
+            return pool
+
+        pool = _start(build, PoolError, ("already exists",))
+        return _accepted(_pool_out(_pools().get(pk=pool.pk)))
 
 
 class PoolDetail(APIView):
