@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -108,7 +109,8 @@ def test_ctrl_c_on_the_command_line(tmp_path):
     )
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env["KGPOOL_VAR_DIR"] = str(tmp_path / "var")
+    # As from a terminal: a shell that starts the suite in the background makes its children ignore SIGINT.
     done = subprocess.run([sys.executable, "-c", script, str(folder)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert done.returncode == 130, done.stderr
     assert done.stderr == "CommandError: interrupted, nothing was written\n", done.stderr

@@ -38,7 +38,9 @@ def _environment(var: Path) -> dict[str, str]:
 def _manage(env: dict[str, str], *args: str, wait: bool = True):
     command = [sys.executable, "manage.py", *args]
     if not wait:
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # SIGINT as from a terminal, even when the suite was started in the background (where it is ignored).
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
