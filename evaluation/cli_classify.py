@@ -12,7 +12,9 @@ positive with each kind of negative, the study's Table 8). Blank lines and ``#``
 line may be a header (``label`` in the label column). A triple may appear once per file.
 
 Thresholds are learned per relation on VALID (maximising accuracy, ties to the smallest threshold) and applied to
-TEST; a relation absent from VALID uses the global threshold learned on all of VALID. Text output: one
+TEST; a relation absent from VALID uses the global threshold learned on all of VALID. ``roc_auc`` / ``pr_auc``
+pool every test triple (scores compared across relations); ``roc_auc_macro`` / ``pr_auc_macro`` are their mean
+over the relations where they are defined. Text output: one
 ``metric<TAB>group<TAB>value`` line per value, groups ``all``, ``consistent``, ``inconsistent``, each category
 (with --categories or --train) and each relation (sorted); ``--json`` prints one object instead. NaN marks an
 undefined value (``nan`` in text, ``null`` in JSON). Bad input: ``error: FILE:LINE: ...`` on stderr, exit 2.
@@ -35,7 +37,8 @@ from pooling.engine.userfiles import shown
 __all__ = ["ScoreFile", "read_score_file", "run_classify", "register"]
 
 SCORE_COLUMNS = ("head", "relation", "tail", "score", "label")
-SUMMARY_NAMES = (*classification.METRIC_NAMES, "roc_auc", "pr_auc", "count", "tp", "fp", "tn", "fn")
+SUMMARY_NAMES = (*classification.METRIC_NAMES, "roc_auc", "pr_auc", "roc_auc_macro", "pr_auc_macro", "count", "tp",
+                 "fp", "tn", "fn")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,8 @@ def test_text_output(tmp_path: Path) -> None:
     assert table[("roc_auc", "all")] == "0.8333"
     # ranked 0.8+ 0.5- 0.45+ ...: recall 1/2 at precision 1, recall 1 at precision 2/3 -> 5/6
     assert table[("pr_auc", "all")] == "0.8333"
+    # per relation: r1 (0.8+ over 0.5-) 1; r2 (a positive only) and r3 (negatives only) undefined -> mean 1
+    assert table[("roc_auc_macro", "all")] == "1.0000" and table[("roc_auc", "r2")] == "nan"
     # consistent: both positives with 0.5 and 0.3; inconsistent: both positives with 0.4
     assert table[("count", "consistent")] == "4" and table[("accuracy", "consistent")] == "0.7500"
     assert table[("count", "inconsistent")] == "3" and table[("fp", "inconsistent")] == "1"

@@ -154,3 +154,16 @@ def test_evaluate_applies_validation_thresholds_to_test() -> None:
     # consistent: the four positives and the negative 2.0; inconsistent: the positives and 1.4
     assert result["consistent"]["count"] == 5 and result["consistent"]["tn"] == 1
     assert result["inconsistent"]["roc_auc"] == 1.0
+
+
+def test_macro_aucs_average_the_relations_where_they_are_defined() -> None:
+    # relation 0: positives 2, 3 vs negatives 1, 4 -> pairs right 2 of 4 = 1/2; AP: 4- 3+ 2+ 1- -> 1/2 * 1/2 +
+    # 1/2 * 2/3. relation 1: one positive above one negative -> 1, AP 1. relation 2: positives only: undefined AUC.
+    scores = np.array([2.0, 3.0, 1.0, 4.0, 9.0, 0.0, 5.0])
+    labels = np.array([1, 1, 0, 0, 1, 0, 1])
+    relations = np.array([0, 0, 0, 0, 1, 1, 2])
+    result = evaluate(scores, labels, relations, scores, labels, relations, 3)
+    assert result["overall"]["roc_auc_macro"] == pytest.approx((0.5 + 1.0) / 2)
+    assert result["overall"]["pr_auc_macro"] == pytest.approx((0.25 + 1 / 3 + 1.0 + 1.0) / 3)
+    # pooled: positives 2, 3, 9, 5 vs negatives 1, 4, 0: 2 and 3 beat two each, 9 and 5 all three -> 10 of 12
+    assert result["overall"]["roc_auc"] == pytest.approx(10 / 12)

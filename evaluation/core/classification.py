@@ -264,7 +264,8 @@ def evaluate(valid_scores: np.ndarray, valid_labels: np.ndarray, valid_relations
     """The whole protocol: thresholds from validation, applied to test.
 
     Returns ``thresholds`` (:class:`Thresholds`), ``overall`` (:func:`classification_metrics` plus ``roc_auc``
-    and ``pr_auc``), ``per_relation`` (per-group arrays over relations, plus ``roc_auc``/``pr_auc`` arrays),
+    and ``pr_auc`` of all test triples pooled, and ``roc_auc_macro`` / ``pr_auc_macro``: their mean over the
+    relations where they are defined), ``per_relation`` (per-group arrays over relations, plus ``roc_auc``/``pr_auc`` arrays),
     with ``test_consistent`` also ``consistent`` / ``inconsistent`` (like ``overall``, on
     :func:`consistency_masks`), and with ``test_groups`` (e.g. relation categories) ``per_group``.
     """
@@ -281,6 +282,11 @@ def evaluate(valid_scores: np.ndarray, valid_labels: np.ndarray, valid_relations
         per_relation["roc_auc"][relation] = roc_auc(scores[mask], labels[mask])
         per_relation["pr_auc"][relation] = pr_auc(scores[mask], labels[mask])
     result["per_relation"] = per_relation
+    # Pooled AUCs compare scores across relations, which a per-relation threshold never does: also the mean
+    # over the relations where the AUC is defined (NaN when none is).
+    for name in ("roc_auc", "pr_auc"):
+        defined = per_relation[name][~np.isnan(per_relation[name])]
+        result["overall"][f"{name}_macro"] = float(defined.mean()) if len(defined) else float("nan")
     if test_consistent is not None:
         for name, mask in consistency_masks(labels, test_consistent).items():
             result[name] = _summary(scores[mask], labels[mask], predicted[mask])
