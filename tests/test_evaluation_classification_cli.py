@@ -42,7 +42,7 @@ def test_text_output(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     table = rows(done.stdout)
     # test: tp 1 (0.8), fn 1 (0.45), fp 1 (0.4), tn 2 (0.5, 0.3)
-    assert (table[("tp", "all")], table[("fn", "all")], table[("fp", "all")], table[("tn", "all")]) == ("1", "1", "1", "2")
+    assert [table[(cell, "all")] for cell in ("tp", "fn", "fp", "tn")] == ["1", "1", "1", "2"]
     assert table[("accuracy", "all")] == "0.6000" and table[("precision", "all")] == "0.5000"
     assert table[("recall", "all")] == "0.5000" and table[("f1", "all")] == "0.5000"
     # positives 0.8, 0.45 vs negatives 0.5, 0.4, 0.3: 0.8 beats 3, 0.45 beats 2 -> 5/6

@@ -265,9 +265,9 @@ def evaluate(valid_scores: np.ndarray, valid_labels: np.ndarray, valid_relations
 
     Returns ``thresholds`` (:class:`Thresholds`), ``overall`` (:func:`classification_metrics` plus ``roc_auc``
     and ``pr_auc`` of all test triples pooled, and ``roc_auc_macro`` / ``pr_auc_macro``: their mean over the
-    relations where they are defined), ``per_relation`` (per-group arrays over relations, plus ``roc_auc``/``pr_auc`` arrays),
-    with ``test_consistent`` also ``consistent`` / ``inconsistent`` (like ``overall``, on
-    :func:`consistency_masks`), and with ``test_groups`` (e.g. relation categories) ``per_group``.
+    relations where they are defined), ``per_relation`` (per-group arrays over relations, plus ``roc_auc`` /
+    ``pr_auc`` arrays), with ``test_consistent`` also ``consistent`` / ``inconsistent`` (the metrics and pooled
+    AUCs on :func:`consistency_masks`), and with ``test_groups`` (e.g. relation categories) ``per_group``.
     """
     thresholds = learn_thresholds(valid_scores, valid_labels, valid_relations, num_relations)
     scores, labels = _scores_labels(test_scores, test_labels)
