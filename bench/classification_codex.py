@@ -14,6 +14,11 @@ type-consistent and uniformly random corruptions, never a known triple) in place
 
 The CoDEx paper's published triple-classification results for its own, extensively tuned LibKGE models are
 printed as context, not as a target.
+
+Measured 2026-11-24 on this 2-core machine under load (defaults; about 11 minutes in all), test with hard
+negatives: ComplEx (40 epochs, valid MRR 0.432) accuracy 0.836, F1 0.843, ROC-AUC 0.850, PR-AUC 0.848; TransE
+(30 epochs, valid MRR 0.291) accuracy 0.822, F1 0.828, ROC-AUC 0.683, PR-AUC 0.726. Published: ComplEx 0.836 /
+0.846, TransE 0.829 / 0.837 (accuracy / F1).
 """
 from __future__ import annotations
 
