@@ -5,6 +5,9 @@
 - ``micro RANKS.tsv [--hits 1,3,10] [--by side|relation|category|domain] [--family]``: answer-wise metrics;
   ``--family`` adds PyKEEN's rank-based family (adjusted, z-scored, ...) from each line's num_candidates.
 
+- ``classify VALID.tsv TEST.tsv [--json]``: triple classification from two score files, see
+  :mod:`evaluation.cli_classify`.
+
 Other subcommands (probe, kendall) are added by ``evaluation.cli_analysis.register`` when present.
 Input files are read by :mod:`evaluation.inputs`. Bad input: a one-line ``error: FILE:LINE: ...`` on stderr,
 exit status 2.
@@ -19,6 +22,7 @@ from typing import Sequence, TextIO
 
 import numpy as np
 
+from evaluation import cli_classify
 from evaluation.core import macro, micro, rank_family
 from evaluation.core.trec import TrecFormatError
 from evaluation.inputs import InputError, finite_number, read_ranks, read_triples, read_two_columns
@@ -142,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "AMRI, zMR, AMRR, zMRR, AHits@K, zHits@K, GMR, IGMR, AGMRI, zGMR, HMR, MedR, "
                                    "RankStd, RankVar, RankMAD (not in the macro-* rows)")
     micro_parser.set_defaults(handler=run_micro)
+
+    cli_classify.register(subparsers)
 
     try:
         analysis = importlib.import_module("evaluation.cli_analysis")

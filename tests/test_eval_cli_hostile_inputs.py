@@ -32,6 +32,8 @@ GOOD = {
     "weights.tsv": "r\t1\n",
     "a.csv": "system,MRR\nA,0.1\nB,0.2\n",
     "b.csv": "system,MRR\nA,0.2\nB,0.1\n",
+    "valid.tsv": "h\tr\tt\t0.9\t1\nh\tr\tu\t0.1\t0\n",
+    "test.tsv": "h\tr\tv\t0.8\t1\nh\tr\tw\t0.2\t0\n",
 }
 
 # role: (file replaced by the hostile one, command line with {name} placeholders for the files)
@@ -48,6 +50,8 @@ ROLES: dict[str, tuple[str, list[str]]] = {
     "probe-train": ("train.txt", ["probe", "--ranks", "{ranks.tsv}", "--train", "{train.txt}"]),
     "kendall-a": ("a.csv", ["kendall", "{a.csv}", "{b.csv}"]),
     "kendall-b": ("b.csv", ["kendall", "{a.csv}", "{b.csv}"]),
+    "classify-valid": ("valid.tsv", ["classify", "{valid.tsv}", "{test.tsv}"]),
+    "classify-test": ("test.tsv", ["classify", "--json", "{valid.tsv}", "{test.tsv}"]),
 }
 
 
@@ -129,7 +133,8 @@ def test_hostile_file_is_one_line(tmp_path, capsys, role, hostile):
 @pytest.mark.parametrize("role, content, where", [
     ("micro-weights", "r\tinf\n", ":1"), ("micro-weights", "r\t1\ns\tnan\n", ":2"),
     ("micro-weights", "r\t-inf\n", ":1"), ("kendall-a", "system,MRR\nA,0.1\nB,inf\n", ":3"),
-    ("kendall-b", "system,MRR\nA,nan\nB,0.1\n", ":2"),
+    ("kendall-b", "system,MRR\nA,nan\nB,0.1\n", ":2"), ("classify-valid", "h\tr\tt\t-inf\t1\n", ":1"),
+    ("classify-test", "h\tr\tv\t0.8\t1\nh\tr\tw\tnan\t0\n", ":2"),
 ])
 def test_non_finite_numbers_are_refused_with_their_line(tmp_path, capsys, role, content, where):
     replaced, template = ROLES[role]
