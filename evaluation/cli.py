@@ -25,44 +25,11 @@ import numpy as np
 from evaluation import cli_classify
 from evaluation.core import macro, micro, rank_family
 from evaluation.core.trec import TrecFormatError
-from evaluation.inputs import InputError, finite_number, read_ranks, read_triples, read_two_columns
+from evaluation.inputs import InputError, finite_number, read_ranks, read_two_columns, relation_categories
 from pooling.engine.userfiles import shown
 
 
 # ---------------------------------------------------------------------- micro
-def _relation_categories(args: argparse.Namespace, relation_names: np.ndarray) -> np.ndarray:
-    if args.categories:
-        source = args.categories
-        table = read_two_columns(source, "category")
-    elif args.train:
-        try:
-            categories_module = importlib.import_module("pooling.engine.categories")
-        except ImportError:
-            raise InputError(None, None, "--by category with --train needs pooling.engine.categories "
-                                         "(not installed); give --categories RELATION_CATEGORY.tsv instead") from None
-        source = args.train
-        triples = read_triples(source)
-        # Encode names: relation ids over train + ranked relations, entity ids over train.
-        relation_vocabulary = sorted({r for _, r, _ in triples} | set(relation_names))
-        relation_id = {name: i for i, name in enumerate(relation_vocabulary)}
-        entity_id: dict[str, int] = {}
-        encoded = np.array([(entity_id.setdefault(h, len(entity_id)), relation_id[r],
-                             entity_id.setdefault(t, len(entity_id))) for h, r, t in triples],
-                           dtype=np.int64).reshape(-1, 3)
-        per_relation = categories_module.relation_categories(encoded, len(relation_vocabulary))[0]
-        table = {name: str(per_relation[relation_id[name]]) for name in relation_names}
-    else:
-        raise InputError(None, None, "--by category needs --train TRAIN.txt or --categories FILE")
-    missing = [name for name in relation_names if name not in table]
-    if missing:
-        raise InputError(source, None, f"no category for relation {missing[0]!r}")
-    categories = np.array([table[name] for name in relation_names], dtype=object)
-    bad = [c for c in categories if c not in micro.CATEGORIES]
-    if bad:
-        raise InputError(source, None, f"unknown relation category {bad[0]!r}; expected one of {micro.CATEGORIES}")
-    return categories
-
-
 def run_micro(args: argparse.Namespace, out: TextIO) -> int:
     cutoffs = [k.strip() for k in args.hits.split(",") if k.strip()]
     if not all(k.isascii() and k.isdigit() and len(k) <= 10 and 1 <= int(k) < 2**31 for k in cutoffs):  # not ²
@@ -102,7 +69,7 @@ def run_micro(args: argparse.Namespace, out: TextIO) -> int:
                     add(label, {name: float(v[i]) for name, v in means.items()}, codes[relation], i)
             rows.extend((n, "macro-domain", v) for n, v in micro.macro_over_groups(rank, relation, codes, hits).items())
         elif by == "category":
-            categories = _relation_categories(args, names)
+            categories = relation_categories(args, names)
             group = micro.category_codes(categories)[relation] * 2 + side  # as micro.by_category_side
             labels = [f"{c}/{s}" for c in micro.CATEGORIES for s in micro.SIDE_NAMES]
             for label, metrics in micro.by_category_side(rank, relation, side, categories, hits).items():

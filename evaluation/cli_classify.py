@@ -31,7 +31,7 @@ from typing import TextIO
 import numpy as np
 
 from evaluation.core import classification
-from evaluation.inputs import InputError, _records
+from evaluation.inputs import InputError, _records, relation_categories
 from pooling.engine.userfiles import shown
 
 __all__ = ["ScoreFile", "read_score_file", "run_classify", "register"]
@@ -115,9 +115,7 @@ def _number(value: float | int) -> float | int | None:
 def _categories(args: argparse.Namespace, relation_names: np.ndarray) -> np.ndarray | None:
     if not (args.categories or args.train):
         return None
-    from evaluation.cli import _relation_categories  # lazy: evaluation.cli imports this module
-
-    return _relation_categories(args, relation_names)
+    return relation_categories(args, relation_names)
 
 
 def run_classify(args: argparse.Namespace, out: TextIO) -> int:

@@ -13,7 +13,9 @@ are skipped; a line is split on tabs, or on whitespace when it has no tab (names
 """
 from __future__ import annotations
 
+import argparse
 import csv
+import importlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from evaluation.core.micro import SIDE_NAMES
+from evaluation.core.micro import CATEGORIES, SIDE_NAMES
 from evaluation.core.trec import MAX_FIELD_CHARS
 from pooling.engine import userfiles  # Django-free: regular files only, bounded lines
 
@@ -219,3 +221,37 @@ def read_metric_table(path: str | Path) -> pd.DataFrame:
         systems.append(system)
     return pd.DataFrame(values, index=pd.Index(systems, name="system"), columns=metrics)
 
+
+def relation_categories(args: argparse.Namespace, relation_names: np.ndarray) -> np.ndarray:
+    """The category (1-1, 1-N, N-1, N-N) of each named relation, from ``--categories FILE`` or computed from
+    ``--train``: the command-line subcommands' ``--by category``."""
+    if args.categories:
+        source = args.categories
+        table = read_two_columns(source, "category")
+    elif args.train:
+        try:
+            categories_module = importlib.import_module("pooling.engine.categories")
+        except ImportError:
+            raise InputError(None, None, "--by category with --train needs pooling.engine.categories "
+                                         "(not installed); give --categories RELATION_CATEGORY.tsv instead") from None
+        source = args.train
+        triples = read_triples(source)
+        # Encode names: relation ids over train + ranked relations, entity ids over train.
+        relation_vocabulary = sorted({r for _, r, _ in triples} | set(relation_names))
+        relation_id = {name: i for i, name in enumerate(relation_vocabulary)}
+        entity_id: dict[str, int] = {}
+        encoded = np.array([(entity_id.setdefault(h, len(entity_id)), relation_id[r],
+                             entity_id.setdefault(t, len(entity_id))) for h, r, t in triples],
+                           dtype=np.int64).reshape(-1, 3)
+        per_relation = categories_module.relation_categories(encoded, len(relation_vocabulary))[0]
+        table = {name: str(per_relation[relation_id[name]]) for name in relation_names}
+    else:
+        raise InputError(None, None, "--by category needs --train TRAIN.txt or --categories FILE")
+    missing = [name for name in relation_names if name not in table]
+    if missing:
+        raise InputError(source, None, f"no category for relation {missing[0]!r}")
+    categories = np.array([table[name] for name in relation_names], dtype=object)
+    bad = [c for c in categories if c not in CATEGORIES]
+    if bad:
+        raise InputError(source, None, f"unknown relation category {bad[0]!r}; expected one of {CATEGORIES}")
+    return categories
