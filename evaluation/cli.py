@@ -8,7 +8,8 @@
 - ``classify VALID.tsv TEST.tsv [--json]``: triple classification from two score files, see
   :mod:`evaluation.cli_classify`.
 
-Other subcommands (probe, kendall) are added by ``evaluation.cli_analysis.register`` when present.
+Other subcommands (probe, kendall) are added by ``evaluation.cli_analysis.register`` when present; ``pairs`` and
+``property`` (entity-pair ranking, property prediction) by ``evaluation.cli_pairs.register``.
 Input files are read by :mod:`evaluation.inputs`. Bad input: a one-line ``error: FILE:LINE: ...`` on stderr,
 exit status 2.
 """
@@ -123,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
             raise
     else:
         analysis.register(subparsers)
+    from evaluation import cli_pairs  # pairs / property (issue #16)
+
+    cli_pairs.register(subparsers)
     return parser
 
 
