@@ -70,3 +70,18 @@ def test_scorer_shape_checked() -> None:
         top_pairs(lambda r, h: np.zeros((len(h), E - 1)), 0, E, 5)
     with pytest.raises(ValueError):
         top_pairs(lambda r, h: np.zeros((len(h), E)), 0, E, 0)
+
+
+def test_accelerator_selection_matches_exact(kg) -> None:
+    # The torch.topk path used for tensors on an accelerator, run here on CPU tensors: same pairs, same order.
+    from evaluation.core.pair_ranking import _exact_block_top, _torch_block_top
+
+    scores, excluded = kg
+    for relation in range(R):
+        offsets = np.array(sorted(h * E + t for h, t in excluded[relation]), dtype=np.int64)
+        for k in (1, 3, 50, E * E):
+            got, values = _torch_block_top(torch.from_numpy(scores[relation].copy()), offsets, k)
+            expected = _exact_block_top(scores[relation].reshape(-1).copy(), offsets, k)
+            assert got.tolist() == expected.tolist(), (relation, k)
+            flat = scores[relation].reshape(-1)[expected].astype(np.float64)
+            assert np.array_equal(values, np.where(np.isnan(flat), -np.inf, flat))

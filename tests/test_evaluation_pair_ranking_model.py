@@ -8,7 +8,7 @@ import torch
 
 from evaluation.core.pair_ranking import top_pairs
 from evaluation.core.property_prediction import property_ranks
-from pooling.kge.models import DistMult
+from pooling.kge.models import DistMult, TransE
 from pooling.kge.protocol_scoring import block_scorer, relation_scorer
 
 E, R, DIM = 31, 4, 8
@@ -27,12 +27,12 @@ def model_and_scores() -> tuple[DistMult, np.ndarray]:
 def test_top_pairs_of_a_model(model_and_scores) -> None:
     model, scores = model_and_scores
     score_block = block_scorer(model)
-    full = score_block(0, np.arange(E))  # one (E, E) block: the model's own float32 scores, for the order
-    assert np.allclose(full.numpy(), scores[0], atol=1e-5)  # the scorer scores (h, r, t), dropout off
+    full = np.asarray(score_block(0, np.arange(E)))  # one (E, E) block of the model's float32 scores
+    assert full.dtype == np.float32 and np.allclose(full, scores[0], atol=1e-5)  # the scorer scores (h, r, t), dropout off
     excluded = {(h, (h * 7) % E) for h in range(E)}
     for relation in range(R):
         # The values the blocked run sees (BLAS may round differently for other block shapes): brute force on them
-        own = np.concatenate([score_block(relation, np.arange(first, min(first + 6, E))).double().numpy()
+        own = np.concatenate([np.asarray(score_block(relation, np.arange(first, min(first + 6, E))), np.float64)
                               for first in range(0, E, 6)])
         top = top_pairs(score_block, relation, E, 25, block_size=6, exclude=excluded)
         flat = [(-own[h, t], h, t) for h in range(E) for t in range(E) if (h, t) not in excluded]
@@ -52,3 +52,20 @@ def test_relation_scores_are_the_max_over_tails(model_and_scores) -> None:
     ranks = property_ranks(relation_scorer(model), heads, np.array([1, 2, 3]), set(), num_relations=R)
     expected = [1 + (scores.max(axis=2)[:, h] > scores.max(axis=2)[r, h]).sum() for h, r in zip(heads, [1, 2, 3])]
     assert ranks.tolist() == expected
+
+
+def test_top_pairs_of_a_distance_model() -> None:
+    # TransE goes through the model's own torch score_tails: score = -||h + r - t||_1
+    torch.manual_seed(4)
+    model = TransE(E, R, dim=DIM)
+    entity = model.entity.weight.detach().double().numpy()
+    relation = model.relation.weight.detach().double().numpy()
+    score_block = block_scorer(model)
+    for r in (0, 3):
+        explicit = -np.abs(entity[:, None, :] + relation[r][None, None, :] - entity[None, :, :]).sum(axis=2)
+        own = np.concatenate([score_block(r, np.arange(first, min(first + 8, E))).double().numpy()
+                              for first in range(0, E, 8)])
+        assert np.allclose(own, explicit, atol=1e-4)
+        top = top_pairs(score_block, r, E, 40, block_size=8, exclude={(0, 0), (1, 2)})
+        expected = sorted(((-own[h, t], h, t) for h in range(E) for t in range(E) if (h, t) not in {(0, 0), (1, 2)}))
+        assert top.pairs() == [(h, t) for _, h, t in expected[:40]]

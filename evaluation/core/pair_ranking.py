@@ -24,9 +24,11 @@ Tie order (deterministic, independent of the block size and of the scorer's back
 head id ascending, then tail id ascending (the pair key h * E + t ascending). NaN scores count as -inf (as
 ``pooling.engine.ranking``). Pairs scored -inf are still candidates (ranked last); excluded pairs never are.
 
-The block scorer may return a NumPy array or a torch tensor (e.g. ``pooling.kge.protocol_scoring``); with a
-tensor the selection runs in torch (``torch.topk``), which this module never imports itself. The returned
-block may be modified in place, so return a fresh array, not a view of the scorer's state.
+Selection on the CPU costs one comparison pass per block: only the pairs scoring at least the running k-th best
+score (a lower bound of the final k-th) are kept and sorted. The block scorer may return a NumPy array or a torch
+tensor (e.g. ``pooling.kge.protocol_scoring``); a CPU tensor is read as NumPy without a copy, a tensor on an
+accelerator is reduced there with ``torch.topk`` (this module never imports torch itself). The returned block
+may be modified in place, so return a fresh array, not a view of the scorer's state.
 """
 from __future__ import annotations
 
@@ -145,16 +147,15 @@ def _is_torch_tensor(block: Any) -> bool:
 
 
 def _torch_block_top(block: Any, excluded: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(flat offsets, values) of a torch block's top-k; torch.topk on the fast path, exact NumPy fallback when
-    the k-th value is tied, NaN, or reaches -inf (where excluded pairs sit)."""
+    """(flat offsets, values) of the top-k of a torch block on an accelerator: ``torch.topk`` on the fast path,
+    the exact NumPy selection when the k-th value is tied, NaN, or reaches -inf (where excluded pairs sit)."""
     import torch  # the caller's scorer already returned a tensor, so torch is there
 
     flat = block.reshape(-1)
     n = flat.numel()
     if len(excluded):
         flat[torch.from_numpy(excluded).to(flat.device)] = float("-inf")
-    take = min(k + 1, n)
-    values, offsets = torch.topk(flat, take, sorted=True)
+    values, offsets = torch.topk(flat, min(k + 1, n), sorted=True)
     values_np = values.double().cpu().numpy()
     fast = (n > k and values_np[k - 1] > values_np[k] and values_np[k - 1] > -np.inf
             and not np.isnan(values_np).any())
@@ -163,16 +164,33 @@ def _torch_block_top(block: Any, excluded: np.ndarray, k: int) -> tuple[np.ndarr
         chosen = values_np[:k]
         order = np.lexsort((offsets_np, -chosen))
         return offsets_np[order], chosen[order]
-    array = flat.double().cpu().numpy()
-    chosen_offsets = _exact_block_top(array, excluded, k)
-    return chosen_offsets, np.where(np.isnan(array[chosen_offsets]), -np.inf, array[chosen_offsets])
+    return _numpy_block_top(flat.cpu().numpy(), excluded, k, None, n)
 
 
-def _numpy_block_top(block: np.ndarray, excluded: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    flat = np.asarray(block).reshape(-1)
-    chosen = _exact_block_top(flat, excluded, k)
-    values = flat[chosen].astype(np.float64)
-    return chosen, np.where(np.isnan(values), -np.inf, values)
+def _numpy_block_top(block: np.ndarray, excluded: np.ndarray, k: int, bound: float | None, row_length: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(flat offsets, float64 values) of the block's top-k, best first, exact under the tie order.
+
+    Pairs below ``bound`` (the running k-th best score; a lower bound of the final k-th) cannot enter the
+    top-k, so one comparison pass keeps only the few pairs >= bound. Without a running k-th, the bound is the
+    k-th best of the block's first row(s), also a lower bound. A bound of -inf (fewer than k finite candidates,
+    NaN or excluded pairs reached) takes the exact selection over the whole block.
+    """
+    flat = block.reshape(-1)
+    if len(excluded):
+        flat[excluded] = -np.inf
+    if bound is None:
+        sample = flat[: max(k, row_length)]
+        sample = np.where(np.isnan(sample), -np.inf, sample)
+        bound = float(np.partition(sample, len(sample) - k)[len(sample) - k]) if len(sample) >= k else -np.inf
+    if not bound > -np.inf:
+        chosen = _exact_block_top(flat, excluded, k)
+        values = flat[chosen].astype(np.float64)
+        return chosen, np.where(np.isnan(values), -np.inf, values)
+    offsets = np.flatnonzero(flat >= bound)  # NaN and excluded (-inf) fail the test
+    values = flat[offsets]
+    local = _exact_block_top(values, np.zeros(0, dtype=np.int64), k)  # positions ascend with the offsets
+    return offsets[local], values[local].astype(np.float64)
 
 
 def top_pairs(score_block: BlockScorer, relation: int, num_entities: int, k: int, *, block_size: int = 1024,
@@ -198,10 +216,12 @@ def top_pairs(score_block: BlockScorer, relation: int, num_entities: int, k: int
         if shape != (len(heads), num_entities):
             raise ValueError(f"block scorer returned shape {shape}, expected {(len(heads), num_entities)}")
         excluded = known.block_offsets(first, stop) if known is not None else np.zeros(0, dtype=np.int64)
-        if _is_torch_tensor(block):
+        if _is_torch_tensor(block) and block.device.type != "cpu":
             offsets, values = _torch_block_top(block, excluded, k)
         else:
-            offsets, values = _numpy_block_top(block, excluded, k)
+            array = block.numpy() if _is_torch_tensor(block) else np.asarray(block)  # CPU tensor: no copy
+            bound = float(best_scores[k - 1]) if len(best_scores) == k else None
+            offsets, values = _numpy_block_top(array, excluded, k, bound, num_entities)
         keys = np.concatenate([best_keys, offsets + first * num_entities])
         scores = np.concatenate([best_scores, values])
         order = np.lexsort((keys, -scores))[:k]
