@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from evaluation.core.pair_ranking import KnownPairs, known_pairs_by_relation, top_pairs
+from evaluation.core.pair_ranking import KnownPairs, known_pairs_by_relation, top_pairs, top_pairs_by_relation
 
 E, R = 23, 3
 
@@ -85,3 +85,24 @@ def test_accelerator_selection_matches_exact(kg) -> None:
             assert got.tolist() == expected.tolist(), (relation, k)
             flat = scores[relation].reshape(-1)[expected].astype(np.float64)
             assert np.array_equal(values, np.where(np.isnan(flat), -np.inf, flat))
+
+
+def test_integer_and_half_precision_blocks(kg) -> None:
+    scores, excluded = kg
+    integers = np.floor(np.nan_to_num(scores[0], nan=0.0)).astype(np.int64)  # ties everywhere
+    expected = brute_force(integers.astype(np.float64), excluded[0], 30)
+    for to_block in (lambda heads: integers[heads].copy(),
+                     lambda heads: torch.from_numpy(integers[heads].copy()),
+                     lambda heads: torch.from_numpy(integers[heads].astype(np.float32)).to(torch.bfloat16)):
+        top = top_pairs(lambda r, heads: to_block(heads), 0, E, 30, block_size=5, exclude=excluded[0])
+        assert list(zip(top.heads.tolist(), top.tails.tolist(), top.scores.tolist())) == expected
+
+
+def test_all_relations_at_once(kg) -> None:
+    scores, excluded = kg
+    triples = np.array([(h, r, t) for r, pairs in excluded.items() for h, t in pairs], dtype=np.int64)
+    tops = top_pairs_by_relation(lambda r, h: scores[r][h].copy(), range(R), E, 9, block_size=4,
+                                 known=known_pairs_by_relation(triples, E))
+    assert sorted(tops) == list(range(R))
+    for r in range(R):
+        assert tops[r].pairs() == [(h, t) for h, t, _ in brute_force(scores[r], excluded[r], 9)]

@@ -28,7 +28,7 @@ def test_top_pairs_of_a_model(model_and_scores) -> None:
     model, scores = model_and_scores
     score_block = block_scorer(model)
     full = np.asarray(score_block(0, np.arange(E)))  # one (E, E) block of the model's float32 scores
-    assert full.dtype == np.float32 and np.allclose(full, scores[0], atol=1e-5)  # the scorer scores (h, r, t), dropout off
+    assert full.dtype == np.float32 and np.allclose(full, scores[0], atol=1e-5)
     excluded = {(h, (h * 7) % E) for h in range(E)}
     for relation in range(R):
         # The values the blocked run sees (BLAS may round differently for other block shapes): brute force on them

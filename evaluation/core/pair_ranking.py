@@ -38,7 +38,7 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["BlockScorer", "KnownPairs", "TopPairs", "top_pairs", "known_pairs_by_relation",
+__all__ = ["BlockScorer", "KnownPairs", "TopPairs", "top_pairs", "top_pairs_by_relation", "known_pairs_by_relation",
            "pair_ranking_metrics", "average_precision_at_k"]
 
 #: (relation, head_ids) -> scores [len(head_ids), num_entities] of (h, relation, t) for every tail t.
@@ -146,12 +146,22 @@ def _is_torch_tensor(block: Any) -> bool:
     return type(block).__module__.split(".", 1)[0] == "torch"
 
 
+def _cpu_tensor_as_numpy(block: Any) -> np.ndarray:
+    """A CPU tensor as NumPy without a copy (float32 / float64); other float types are widened first."""
+    block = block.detach()
+    if str(block.dtype) not in ("torch.float32", "torch.float64"):
+        block = block.float()
+    return block.numpy()
+
+
 def _torch_block_top(block: Any, excluded: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(flat offsets, values) of the top-k of a torch block on an accelerator: ``torch.topk`` on the fast path,
     the exact NumPy selection when the k-th value is tied, NaN, or reaches -inf (where excluded pairs sit)."""
     import torch  # the caller's scorer already returned a tensor, so torch is there
 
-    flat = block.reshape(-1)
+    flat = block.detach().reshape(-1)
+    if not flat.is_floating_point():
+        flat = flat.double()
     n = flat.numel()
     if len(excluded):
         flat[torch.from_numpy(excluded).to(flat.device)] = float("-inf")
@@ -164,7 +174,7 @@ def _torch_block_top(block: Any, excluded: np.ndarray, k: int) -> tuple[np.ndarr
         chosen = values_np[:k]
         order = np.lexsort((offsets_np, -chosen))
         return offsets_np[order], chosen[order]
-    return _numpy_block_top(flat.cpu().numpy(), excluded, k, None, n)
+    return _numpy_block_top(_cpu_tensor_as_numpy(flat.cpu()), excluded, k, None, n)
 
 
 def _numpy_block_top(block: np.ndarray, excluded: np.ndarray, k: int, bound: float | None, row_length: int
@@ -177,6 +187,8 @@ def _numpy_block_top(block: np.ndarray, excluded: np.ndarray, k: int, bound: flo
     NaN or excluded pairs reached) takes the exact selection over the whole block.
     """
     flat = block.reshape(-1)
+    if not np.issubdtype(flat.dtype, np.floating):
+        flat = flat.astype(np.float64)  # integer scores: -inf must fit
     if len(excluded):
         flat[excluded] = -np.inf
     if bound is None:
@@ -219,7 +231,7 @@ def top_pairs(score_block: BlockScorer, relation: int, num_entities: int, k: int
         if _is_torch_tensor(block) and block.device.type != "cpu":
             offsets, values = _torch_block_top(block, excluded, k)
         else:
-            array = block.numpy() if _is_torch_tensor(block) else np.asarray(block)  # CPU tensor: no copy
+            array = _cpu_tensor_as_numpy(block) if _is_torch_tensor(block) else np.asarray(block)
             bound = float(best_scores[k - 1]) if len(best_scores) == k else None
             offsets, values = _numpy_block_top(array, excluded, k, bound, num_entities)
         keys = np.concatenate([best_keys, offsets + first * num_entities])
@@ -227,6 +239,15 @@ def top_pairs(score_block: BlockScorer, relation: int, num_entities: int, k: int
         order = np.lexsort((keys, -scores))[:k]
         best_keys, best_scores = keys[order], scores[order]
     return TopPairs(heads=best_keys // num_entities, tails=best_keys % num_entities, scores=best_scores)
+
+
+def top_pairs_by_relation(score_block: BlockScorer, relations: Iterable[int], num_entities: int, k: int, *,
+                          block_size: int = 1024, known: Mapping[int, KnownPairs] | None = None
+                          ) -> dict[int, TopPairs]:
+    """:func:`top_pairs` of every relation; ``known`` from :func:`known_pairs_by_relation` (train + valid)."""
+    known = known or {}
+    return {int(r): top_pairs(score_block, int(r), num_entities, k, block_size=block_size, exclude=known.get(int(r)))
+            for r in relations}
 
 
 # ---------------------------------------------------------------------- metrics
