@@ -49,6 +49,15 @@ def test_relation_scores_are_the_max_over_tails(model_and_scores) -> None:
     assert np.allclose(got, scores.max(axis=2).T[heads], atol=1e-5)
     mean = relation_scorer(model, aggregate="mean")(heads)
     assert np.allclose(mean, scores.mean(axis=2).T[heads], atol=1e-5)
+    soft = relation_scorer(model, aggregate="logsumexp")(heads)
+    assert np.allclose(soft, np.log(np.exp(scores).sum(axis=2)).T[heads], atol=1e-5)
+    # a model scored through torch (TransE): the same aggregates from its own score_tails
+    distance = TransE(E, R, dim=DIM)
+    own = np.stack([distance.eval().score_tails(torch.as_tensor(heads), torch.full((3,), r)).detach().double().numpy()
+                    for r in range(R)])  # [R, 3, E]
+    assert np.allclose(relation_scorer(distance)(heads), own.max(axis=2).T, atol=1e-5)
+    assert np.allclose(relation_scorer(distance, aggregate="logsumexp")(heads),
+                       np.log(np.exp(own).sum(axis=2)).T, atol=1e-4)
     ranks = property_ranks(relation_scorer(model), heads, np.array([1, 2, 3]), set(), num_relations=R)
     expected = [1 + (scores.max(axis=2)[:, h] > scores.max(axis=2)[r, h]).sum() for h, r in zip(heads, [1, 2, 3])]
     assert ranks.tolist() == expected

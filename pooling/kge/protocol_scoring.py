@@ -80,27 +80,40 @@ def block_scorer(model: KGCModel):
 
 
 def relation_scorer(model: KGCModel, *, aggregate: Aggregate = "max"):
-    """``score_relations(head_ids) -> np.ndarray [len(head_ids), R]``: per relation, the aggregate over all tails
-    of score(h, r, t). Cost: R model calls of (B x E) per batch of heads."""
+    """``score_relations(head_ids) -> np.ndarray [len(head_ids), R]`` (float64): per relation, the aggregate over
+    all tails of score(h, r, t) (NaN counts as -inf). Cost: R blocks of (B x E) scores per batch of heads, taken
+    by :func:`block_scorer` (so the NumPy product on the CPU for bilinear models)."""
     if aggregate not in ("max", "mean", "logsumexp"):
         raise ValueError(f"unknown aggregate {aggregate!r}")
-    model.eval()
-    device = _device(model)
+    score_block = block_scorer(model)
+
+    def reduce_numpy(scores: np.ndarray) -> np.ndarray:
+        scores = np.where(np.isnan(scores), -np.inf, scores).astype(np.float64)
+        if aggregate == "max":
+            return scores.max(axis=1)
+        if aggregate == "mean":
+            return scores.mean(axis=1)
+        top = scores.max(axis=1, keepdims=True)
+        shift = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            return (shift + np.log(np.exp(scores - shift).sum(axis=1, keepdims=True)))[:, 0]
+
+    def reduce_torch(scores: torch.Tensor) -> np.ndarray:
+        scores = torch.nan_to_num(scores.float(), nan=float("-inf"), posinf=float("inf"), neginf=float("-inf"))
+        if aggregate == "max":
+            value = scores.max(dim=1).values
+        elif aggregate == "mean":
+            value = scores.mean(dim=1)
+        else:
+            value = torch.logsumexp(scores, dim=1)
+        return value.double().cpu().numpy()
 
     def score_relations(head_ids: np.ndarray) -> np.ndarray:
-        anchor = torch.as_tensor(np.asarray(head_ids, dtype=np.int64), device=device)
-        result = torch.empty((len(anchor), model.num_relations), dtype=torch.float64)
-        with torch.no_grad():
-            for relation in range(model.num_relations):
-                scores = model.score_tails(anchor, torch.full_like(anchor, relation)).float()
-                scores = torch.nan_to_num(scores, nan=float("-inf"), posinf=float("inf"), neginf=float("-inf"))
-                if aggregate == "max":
-                    value = scores.max(dim=1).values
-                elif aggregate == "mean":
-                    value = scores.mean(dim=1)
-                else:
-                    value = torch.logsumexp(scores, dim=1)
-                result[:, relation] = value.double().cpu()
-        return result.numpy()
+        head_ids = np.asarray(head_ids, dtype=np.int64)
+        result = np.empty((len(head_ids), model.num_relations), dtype=np.float64)
+        for relation in range(model.num_relations):
+            block = score_block(relation, head_ids)
+            result[:, relation] = reduce_torch(block) if isinstance(block, torch.Tensor) else reduce_numpy(block)
+        return result
 
     return score_relations
