@@ -4,7 +4,7 @@
         RUN.tsv: ``relation<TAB>head<TAB>tail<TAB>score`` per ranked pair (higher = better). Per relation the pairs
         are ranked by score descending, ties in file order; pairs of an --exclude file (train / valid triples) are
         dropped before the cut at K. Relevant pairs: the triples of TEST.txt plus those of every --positives file
-        (judged-positive triples: completed labels). Prints MAP@K, P@K, WMAP@K, WP@K
+        (judged-positive triples, or judgments ``h r t Y|N`` of which the Y count: completed labels). Prints MAP@K, P@K, WMAP@K, WP@K
         (:mod:`evaluation.core.pair_ranking`); --per-relation adds AP@K and P@K of every relation.
     property RUN.tsv TEST.txt --train TRAIN.txt [--known VALID.txt]... [--hits 1,3,10] [--policy realistic]
         RUN.tsv: ``head<TAB>relation<TAB>score`` lines. Questions: distinct test (h, r) with no (h, r, *) in train;
@@ -44,6 +44,26 @@ def _score(path: str, line: int, text: str) -> float:
     return value
 
 
+POSITIVE_LABELS = {"y", "yes", "1", "true"}
+NEGATIVE_LABELS = {"n", "no", "0", "false"}
+
+
+def _read_positive_triples(path: str) -> list[tuple[str, str, str]]:
+    """``h r t`` lines, or judgments ``h r t LABEL`` (Y / N, yes / no, 1 / 0): the positive ones."""
+    triples: list[tuple[str, str, str]] = []
+    for number, fields in _records(path):
+        if len(fields) == 4:
+            label = fields[3].lower()
+            if label not in POSITIVE_LABELS | NEGATIVE_LABELS:
+                raise InputError(path, number, f"label must be Y or N, got {shown(fields[3])}")
+            if label in NEGATIVE_LABELS:
+                continue
+        elif len(fields) != 3:
+            raise InputError(path, number, f"expected h r t or h r t LABEL, got {len(fields)} columns")
+        triples.append((fields[0], fields[1], fields[2]))
+    return triples
+
+
 def _positive_int(text: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= 1):
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {shown(text)}")
@@ -74,9 +94,9 @@ def run_pairs(args: argparse.Namespace, out: TextIO) -> int:
         raise InputError(args.run, None, "no ranked pairs")
     excluded = {(h, r, t) for path in args.exclude or [] for h, r, t in read_triples(path)}
     relevant_names: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for path in [args.test, *(args.positives or [])]:
-        for h, r, t in read_triples(path):
-            relevant_names[r].add((h, t))
+    for h, r, t in read_triples(args.test) + [triple for path in args.positives or []
+                                              for triple in _read_positive_triples(path)]:
+        relevant_names[r].add((h, t))
     # Encode names as ids (TopPairs holds ints); ranking: score descending, ties in file order.
     relation_names = sorted(set(ranked) | set(relevant_names))
     relation_id = {name: i for i, name in enumerate(relation_names)}
@@ -182,7 +202,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pairs.add_argument("run", metavar="RUN.tsv", help="relation<TAB>head<TAB>tail<TAB>score per ranked pair")
     pairs.add_argument("test", metavar="TEST.txt", help="test triples h r t: the relevant pairs")
     pairs.add_argument("--positives", action="append", metavar="JUDGED.txt",
-                       help="judged-positive triples h r t, also relevant (completed labels; repeatable)")
+                       help="judged-positive triples h r t, or judgments h r t Y|N (the Y ones), also "
+                            "relevant (completed labels; repeatable)")
     pairs.add_argument("--exclude", action="append", metavar="TRAIN.txt",
                        help="known triples (train, valid) whose pairs are dropped from the run (repeatable)")
     pairs.add_argument("-k", type=_positive_int, default=100, help="cut-off K (default 100)")

@@ -34,7 +34,7 @@ def test_pairs_sparse_and_completed(tmp_path: Path) -> None:
                                       "r1\tx\ty\t0.1\nr2\tp\tq\t5\nr2\ts\tu\t6\n")
     test = write(tmp_path / "test.txt", "a\tr1\tb\ng\tr1\th\nk\tr1\tl\np\tr2\tq\nm\tr3\tn\n")
     train = write(tmp_path / "train.txt", "c\tr1\td\n")
-    judged = write(tmp_path / "judged.txt", "e\tr1\tf\n")
+    judged = write(tmp_path / "judged.tsv", "e\tr1\tf\tY\nx\tr1\ty\tN\n")  # judgments: only Y is relevant
     result = run_cli("pairs", run, test, "--exclude", train, "-k", "3", "--per-relation")
     assert result.returncode == 0, result.stderr
     rows = parse(result.stdout)
@@ -68,10 +68,12 @@ def test_pairs_ties_in_file_order(tmp_path: Path) -> None:
     ("r\ta\tb\tnan\n", "run.tsv:2: score is NaN"),
     ("r\ta\tb\tx\n", "run.tsv:2: score is not a number"),
     ("r\tc\td\t2\n", "run.tsv:2: pair ('c', 'd') of relation 'r' already ranked on line 1"),
+    ("r\ta\tb\t1\n", "judged.tsv:1: label must be Y or N, got 'maybe'"),
 ])
 def test_pairs_bad_run_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
     run = write(tmp_path / "run.tsv", "r\tc\td\t1\n" + line)
-    result = run_cli("pairs", run, write(tmp_path / "test.txt", "c\tr\td\n"))
+    judged = write(tmp_path / "judged.tsv", "a\tr\tb\tmaybe\n")
+    result = run_cli("pairs", run, write(tmp_path / "test.txt", "c\tr\td\n"), "--positives", judged)
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
 
