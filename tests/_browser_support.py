@@ -25,3 +25,12 @@ def browser(monkeypatch):
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b
         b.close()
+
+
+def press_for_next_page(page, key: str = "Enter") -> None:
+    """Press ``key`` on a judge or adjudicate page and wait for the page judge.js then shows in place (the next
+    item, the same one with its errors, or the "nothing left" page); no page load happens."""
+    shown = page.evaluate("document.documentElement.getAttribute('data-pages-shown') || '0'")
+    page.keyboard.press(key)
+    page.wait_for_function("shown => (document.documentElement.getAttribute('data-pages-shown') || '0') !== shown",
+                           arg=shown)
