@@ -6,7 +6,7 @@
 What it does: sets up the quickstart's UMLS campaign ``umls-demo`` in ``--var-dir`` (``manage.py quickstart
 --no-serve``: SQLite, about half a minute the first time, quick when run again), gives the demo accounts a known
 password, and makes conflicts for the adjudicator in-process (annotator2 answers Yes and a bench annotator No to
-the same hand-outs, through the services). Then, for each path, it serves the site as the quickstart does
+the same items, through the services). Then, for each path, it serves the site as the quickstart does
 (``manage.py runserver --noreload --insecure`` on 127.0.0.1) and drives headless Chromium (Debian's chromium,
 Playwright) with the keyboard:
 
@@ -14,6 +14,9 @@ Playwright) with the keyboard:
 - an obvious Yes with a reused source: ``Y``, ``R`` (the person's last source), Enter (annotator1; one Yes with a
   typed source first, not counted, so that there is a source to reuse);
 - an adjudication: ``Y``, ``F``, a short reason, Escape, Enter (adjudicator; the reason is required).
+
+Before its first key the bench waits ``--read-ms`` on each item, as a person reads it: the time in which judge.js
+has the server prepare the next page (annotation/selectors/next_page.py).
 
 "before" is the full page load per item (``JUDGING_IN_PLACE=0``: the form posts, the server redirects twice, the
 browser loads the next page), "after" the page shown in place (judge.js sends the form with fetch and the server
@@ -61,7 +64,7 @@ def setup(var_dir: Path, conflicts: int) -> None:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Campaign, Item, Membership, Role
-    from annotation.services.distribution import next_item, skip_item
+    from annotation.services.distribution import next_item
     from annotation.services.judging import submit_judgment
 
     users = get_user_model()
@@ -74,17 +77,35 @@ def setup(var_dir: Path, conflicts: int) -> None:
     Membership.objects.get_or_create(campaign=campaign, user=other, role=Role.ANNOTATOR)
     yes_sayer = users.objects.get(username="annotator2")
     waiting = Item.objects.filter(campaign=campaign, status=Item.Status.CONFLICT).count()
-    while waiting < conflicts:
+    for _attempt in range(5 * conflicts):
+        if waiting >= conflicts:
+            return
         first = next_item(campaign, yes_sayer)
-        second = next_item(campaign, other)  # the item with one open hand-out comes first: the same one
-        if first is None or second is None:
-            raise SystemExit("the campaign has no items left to make conflicts with")
+        if first is None:
+            break
+        if not first.item.is_gold:  # gold checks are judged by everyone and never conflict
+            hand_to(first.item, other)
         submit_judgment(first.item, yes_sayer, "Y", SOURCE)
-        if second.item_id == first.item_id:
-            submit_judgment(second.item, other, "N", "")
+        if not first.item.is_gold:
+            submit_judgment(first.item, other, "N", "")
             waiting += 1
-        else:  # a gold check (every annotator judges it; never a conflict)
-            skip_item(second.item, other)
+    raise SystemExit("could not make enough conflicts: the campaign has too few items left")
+
+
+def hand_to(item, user) -> None:
+    """Hand ``item`` to ``user`` as a second annotator (the bench's own set-up, instead of waiting for the queue
+    to give it to them): the hand-out row and the item's count of open hand-outs, as next_item writes them."""
+    from datetime import timedelta
+
+    from django.db.models import F
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Item
+
+    now = timezone.now()
+    Assignment.objects.create(item=item, user=user, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN,
+                              handed_out_at=now, expires_at=now + timedelta(hours=1))
+    Item.objects.filter(pk=item.pk).update(num_active=F("num_active") + 1, status=Item.Status.IN_PROGRESS)
 
 
 def free_port() -> int:
@@ -130,9 +151,11 @@ def open_work(page, url: str, what: str) -> None:
     page.wait_for_selector("#judge-form")
 
 
-def answer(page, keys: list[str], in_place: bool) -> int:
-    """Press ``keys`` (a key name, or text to type), then Enter; wait for the next question; the keystrokes."""
+def answer(page, keys: list[str], in_place: bool, read_ms: int) -> int:
+    """Read for ``read_ms``, press ``keys`` (a key name, or text to type), then Enter; wait for the next question;
+    the keystrokes."""
     page.wait_for_selector("#judge-form")
+    page.wait_for_timeout(read_ms)
     count = len(shown_ms(page))
     pressed = 1
     for key in keys:
@@ -152,13 +175,13 @@ def answer(page, keys: list[str], in_place: bool) -> int:
 
 
 def run_case(browser, url: str, username: str, what: str, keys: list[str], items: int, in_place: bool,
-             warm_up: list[list[str]]) -> tuple[list[int], list[float]]:
+             warm_up: list[list[str]], read_ms: int) -> tuple[list[int], list[float]]:
     context, page = log_in(browser, url, username)
     open_work(page, url, what)
     for keys_first in warm_up:
-        answer(page, keys_first, in_place)
+        answer(page, keys_first, in_place, read_ms)
     before = len(shown_ms(page))
-    strokes = [answer(page, keys, in_place) for _ in range(items)]
+    strokes = [answer(page, keys, in_place, read_ms) for _ in range(items)]
     times = shown_ms(page)[before:]
     context.close()
     return strokes, times
@@ -174,6 +197,8 @@ def main() -> None:
     parser.add_argument("--var-dir", type=Path, default=Path("/tmp/kgpool-judging-speed"),
                         help="where the quickstart's database lives (made if missing, reused if there)")
     parser.add_argument("--items", type=int, default=12, help="items per case and path (default 12)")
+    parser.add_argument("--read-ms", type=int, default=1500,
+                        help="time a person reads each item before the first key (default 1500 ms)")
     args = parser.parse_args()
     args.var_dir.mkdir(parents=True, exist_ok=True)
     print(f"setting up the quickstart campaign in {args.var_dir} ...", flush=True)
@@ -194,14 +219,15 @@ def main() -> None:
                 for case, (username, what, keys, warm_up) in cases.items():
                     print(f"  {path}: {case} ...", flush=True)
                     results[case, path] = run_case(browser, url, username, what, keys, args.items, flag == "1",
-                                                   warm_up)
+                                                   warm_up, args.read_ms)
             finally:
                 server.terminate()
                 server.wait(timeout=10)
         browser.close()
 
     print()
-    print(f"Enter -> next question on screen, {args.items} items per case; before = full page load, after = in place")
+    print(f"Enter -> next question on screen, {args.items} items per case, {args.read_ms} ms reading each; "
+          "before = full page load, after = in place")
     print(f"{'case':<24} {'keys/item':>9} {'before median':>14} {'p95':>7} {'after median':>13} {'p95':>7} "
           f"{'ratio':>6}")
     for case in cases:

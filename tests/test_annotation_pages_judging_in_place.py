@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.models import Assignment, Judgment, Label
 from annotation.services.distribution import next_item
 from annotation.services.judging import submit_judgment
+from tests._annotation_support import star_campaign
 from tests._annotation_web_support import member, nationality_campaign
 
 pytestmark = pytest.mark.django_db
@@ -115,3 +116,46 @@ def test_an_adjudication_in_place_answers_with_the_next_conflict_or_the_done_pag
     response = client.post(reverse("annotation:adjudicate_item", args=[campaign.name, second]), decision, **IN_PLACE)
     assert response["Content-Location"] == reverse("annotation:adjudicate_next", args=[campaign.name])
     assert "No conflict for you to adjudicate" in response.content.decode()
+
+
+def test_the_next_page_prepared_while_reading_is_used_and_a_wrong_guess_is_harmless(tmp_path, client):
+    from django.db import connection
+
+    from annotation.models import Item
+    from annotation.selectors.next_page import likely_next_item
+
+    campaign = star_campaign(tmp_path, items=5)
+    one = member(campaign, "one", "annotator")
+    client.force_login(one)
+
+    def save(hand_out: int, meanwhile=lambda: None):
+        prepared = client.get(reverse("annotation:judge_prepare_next", args=[campaign.name, hand_out]))
+        assert prepared.status_code == 204 and prepared.content == b""  # nothing of the next item is sent
+        meanwhile()
+        queries = []
+
+        def count(execute, sql, params, many, context):
+            queries.append(sql)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(count):
+            response = client.post(reverse("annotation:judge_item", args=[campaign.name, hand_out]),
+                                   answer(hand_out, "N", ""), **IN_PLACE)
+        assert response.status_code == 200
+        assert main_part(response) == main_part(client.get(response["Content-Location"]))
+        return response, len(queries)
+
+    first = hand_out_of(client, campaign)
+    guessed = likely_next_item(campaign, one)
+    response, prepared_queries = save(first)
+    second = Assignment.objects.get(user=one, state=Assignment.State.OPEN)
+    assert second.item_id == guessed.pk  # one annotator alone: the guess is the hand-out
+
+    def rule_takes_the_guess():
+        Item.objects.filter(pk=likely_next_item(campaign, one).pk).update(status=Item.Status.AUTO_NEGATIVE)
+
+    response, unprepared_queries = save(second.pk, rule_takes_the_guess)  # the guess went meanwhile
+    third = Assignment.objects.get(user=one, state=Assignment.State.OPEN)
+    assert Item.objects.get(pk=third.item_id).status == Item.Status.IN_PROGRESS
+    assert prepared_queries < unprepared_queries  # the item's view and KG context came prepared
+    assert Judgment.objects.filter(user=one).count() == 2

@@ -16,6 +16,7 @@ from annotation.models import Assignment, Role
 from annotation.selectors import web
 from annotation.selectors.guidelines import guidelines_view, must_read_guidelines
 from annotation.selectors.kg_context import kg_context
+from annotation.selectors.next_page import prepare_next, take_prepared
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, InvalidState, NotAllowed, NotAssigned
@@ -76,7 +77,8 @@ def _next_to_judge(request: HttpRequest, campaign, roles, *, in_place: bool = Fa
         return redirect("annotation:judge_item", name=campaign.name, hand_out=assignment.pk)
     assignment.item.campaign = campaign  # loaded with its pool, sample and KG (the KG context reads them)
     form = JudgmentForm(initial={"request_id": web.request_id_for(assignment)})
-    return _located(_judge_page(request, campaign, roles, assignment, form),
+    prepared = take_prepared(campaign, request.user, assignment.item_id)  # judge.js asked while the person read
+    return _located(_judge_page(request, campaign, roles, assignment, form, prepared=prepared),
                     reverse("annotation:judge_item", args=[campaign.name, assignment.pk]))
 
 
@@ -87,11 +89,12 @@ def _on_to_next(request: HttpRequest, campaign, roles) -> HttpResponse:
     return redirect("annotation:judge_next", name=campaign.name)
 
 
-def _judge_page(request, campaign, roles, assignment: Assignment, form: JudgmentForm, status: int = 200):
+def _judge_page(request, campaign, roles, assignment: Assignment, form: JudgmentForm, status: int = 200, *,
+                prepared=None):
     context = nav_context(campaign, request.user, roles)
-    item = web.item_view(assignment.item)
+    item, kg = prepared or (web.item_view(assignment.item), kg_context(assignment.item, campaign))
     context.update(
-        item=item, guidelines=guidelines_view(campaign, item.relation_key), kg=kg_context(assignment.item, campaign),
+        item=item, guidelines=guidelines_view(campaign, item.relation_key), kg=kg,
         form=form, hand_out=assignment.pk, expires_at=assignment.expires_at,
         progress=web.progress(campaign, request.user), allowed_domains=campaign.allowed_domains,
         evidence_policy=campaign.evidence_policy, evidence_rule=describe_evidence(campaign.evidence_policy),
@@ -149,6 +152,17 @@ def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
     if not web.is_open(assignment):  # invalid form on a hand-out that closed meanwhile
         return _closed(request, campaign, roles, assignment)
     return _judge_page(request, campaign, roles, assignment, form, status=400)
+
+
+@login_required
+def judge_prepare_next(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
+    """judge.js, once an item is shown in place: prepare the page of the item likely handed out next
+    (``selectors/next_page``). Answers 204 and nothing else whatever the queue holds: no channel to the browser."""
+    campaign, _roles = member_campaign(name, request.user, Role.ANNOTATOR)
+    assignment = own_hand_out(campaign, request.user, hand_out)
+    if settings.KGPOOL_JUDGING_IN_PLACE and web.is_open(assignment):
+        prepare_next(campaign, request.user)
+    return HttpResponse(status=204)
 
 
 @login_required

@@ -15,6 +15,7 @@
   window.kgpoolJudgeKeys = true;
   var IN_PLACE_HEADER = "X-Kgpool-In-Place";
   var form, choice, focusField, skip, timeField, base, visibleSince, spent, prefill, armed, sent, inPlace;
+  var preparing = null;  // the hand-out whose next page the server was asked to prepare
 
   function elapsed() { return base + Math.round(spent + (visibleSince === null ? 0 : performance.now() - visibleSince)); }
   document.addEventListener("visibilitychange", function () {
@@ -102,6 +103,13 @@
     form.addEventListener("submit", onSubmit);
     if (skip) skip.addEventListener("submit", onSubmit);
     if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
+    // While the person reads, the server prepares the page of the item it will likely hand out next (it answers
+    // 204, nothing more), so that the save's answer is quicker. Once per item.
+    var prepare = form.getAttribute("data-prepare-next");
+    if (inPlace && prepare && prepare !== preparing) {
+      preparing = prepare;
+      setTimeout(function () { fetch(prepare, { credentials: "same-origin" }).catch(function () { /* only a hint */ }); }, 0);
+    }
     return true;
   }
 
