@@ -14,6 +14,7 @@ pages = [
     # the pool's items, so item pks would tell them apart; hand-outs are created interleaved as work is served.
     path("<slug:name>/judge/<int:hand_out>/", judging.judge_item, name="judge_item"),
     path("<slug:name>/judge/<int:hand_out>/skip/", judging.judge_skip, name="judge_skip"),
+    path("<slug:name>/judge/<int:hand_out>/next/", judging.judge_prepare_next, name="judge_prepare_next"),
     path("<slug:name>/adjudicate/", judging.adjudicate_next, name="adjudicate_next"),
     path("<slug:name>/adjudicate/<int:hand_out>/", judging.adjudicate_item, name="adjudicate_item"),
     path("<slug:name>/audit/", audit.audit_next, name="audit_next"),

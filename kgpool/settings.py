@@ -188,6 +188,9 @@ KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
 # The judging API's code path: "fast" (few queries per request, issue 21) or "legacy" (the previous one, kept for
 # the load benchmark's comparison: bench/load_annotation.py --paths legacy fast).
 KGPOOL_JUDGING_PATH = env_str("KGPOOL_JUDGING_PATH", "fast")
+# The judge and adjudicate pages save an answer and show the next item without a page load (judge.js, fetch);
+# JUDGING_IN_PLACE=0 keeps the full page load per item (the speed benchmark's "before": bench/judging_speed.py).
+KGPOOL_JUDGING_IN_PLACE = env_bool("JUDGING_IN_PLACE", True)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

@@ -25,3 +25,52 @@ def browser(monkeypatch):
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b
         b.close()
+
+
+def press_for_next_page(page, key: str = "Enter") -> None:
+    """Press ``key`` on a judge or adjudicate page and wait for the page judge.js then shows in place (the next
+    item, the same one with its errors, or the "nothing left" page); no page load happens."""
+    shown = page.evaluate("document.documentElement.getAttribute('data-pages-shown') || '0'")
+    page.keyboard.press(key)
+    page.wait_for_function("shown => (document.documentElement.getAttribute('data-pages-shown') || '0') !== shown",
+                           arg=shown)
+
+
+# Enter -> the next page's question on screen, measured in the page (installed with context.add_init_script, so
+# it runs in every document, a full page load's too): the time of the Enter key (capture phase, before any page
+# script) and the moment a new <main> is in the document, a full page's at DOMContentLoaded, one shown in place
+# when it replaces the old (a MutationObserver), each plus one frame (requestAnimationFrame, then a task: the frame
+# that shows it painted). The figures, in ms, collect in sessionStorage, which a page load keeps.
+SHOWN_TIMER_JS = """(() => {
+  const PRESSED = "kgpoolPressedAt", SHOWN = "kgpoolShownMs";
+  const now = () => performance.timeOrigin + performance.now();
+  addEventListener("keydown", e => { if (e.key === "Enter") sessionStorage.setItem(PRESSED, String(now())); }, true);
+  let main = null;
+  function check() {
+    const current = document.querySelector("main");
+    if (!current || current === main) return;
+    main = current;
+    const at = sessionStorage.getItem(PRESSED);
+    if (!at) return;
+    sessionStorage.removeItem(PRESSED);
+    requestAnimationFrame(() => setTimeout(() => {
+      const shown = JSON.parse(sessionStorage.getItem(SHOWN) || "[]");
+      shown.push(now() - Number(at));
+      sessionStorage.setItem(SHOWN, JSON.stringify(shown));
+    }, 0));
+  }
+  document.addEventListener("DOMContentLoaded", () => {
+    check();
+    new MutationObserver(check).observe(document.body, { childList: true });
+  });
+})();"""
+
+
+def shown_ms(page) -> list[float]:
+    """The Enter -> next question times SHOWN_TIMER_JS collected in this tab, in ms."""
+    return page.evaluate("JSON.parse(sessionStorage.getItem('kgpoolShownMs') || '[]')")
+
+
+def wait_for_shown(page, count: int) -> None:
+    """Wait until SHOWN_TIMER_JS has ``count`` figures (the page after an Enter is on screen)."""
+    page.wait_for_function("n => JSON.parse(sessionStorage.getItem('kgpoolShownMs') || '[]').length >= n", arg=count)

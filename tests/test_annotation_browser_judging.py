@@ -10,7 +10,7 @@ import pytest
 
 from annotation.models import Assignment, Item, Judgment, Label
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
-from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
+from tests._browser_support import BROWSER_MARKS, browser, press_for_next_page  # noqa: F401 - fixture
 
 
 pytestmark = BROWSER_MARKS
@@ -37,8 +37,7 @@ def judge_by_keyboard(page, key: str, url: str, *, screenshot: str | None = None
     page.keyboard.type(url)
     if screenshot:
         page.screenshot(path=screenshot, full_page=True)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -67,8 +66,7 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     assert page.is_checked("input[name=answer][value=Y]")
     page.keyboard.press("Control+a")  # the source field has the focus after the error
     page.keyboard.type("https://en.wikipedia.org/wiki/Jeremy_Irons#Personal_life")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     assert "Nothing left for you to judge" in page.inner_text("main")
     context.close()
     assert Judgment.objects.filter(user=one).count() == 2
@@ -98,8 +96,7 @@ def test_two_annotators_judge_by_keyboard_and_adjudicator_resolves(tmp_path, liv
     page.keyboard.press("f")
     page.keyboard.type("Wikipedia: British citizen; IMDb bio is silent")
     page.keyboard.press("Escape")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     assert "No conflict for you to adjudicate" in page.inner_text("main")
     context.close()
 

@@ -10,6 +10,7 @@ from annotation.models import Adjudication, Item, Judgment, Label
 from annotation.services.distribution import next_item
 from annotation.services.judging import submit_judgment
 from tests._annotation_web_support import member, nationality_campaign
+from tests._browser_support import press_for_next_page
 from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
 
 WIKI = "https://en.wikipedia.org/wiki/Jeremy_Irons"
@@ -30,8 +31,7 @@ def test_shortcuts_after_a_server_error_choose_instead_of_typing(tmp_path, live_
     page.keyboard.press("f")
     page.keyboard.press("Control+a")
     page.keyboard.type(WIKI)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     context.close()
     judgment = Judgment.objects.get(user=one)
     assert (judgment.answer, judgment.source_url) == (Label.NO, WIKI)
@@ -58,8 +58,7 @@ def test_the_reason_box_focused_by_the_required_check_does_not_swallow_shortcuts
     page.keyboard.type("No source of annotator 1 says so")  # a person's text, starting with a shortcut letter
     page.keyboard.press("Escape")  # leaves the box: Enter saves
     assert page.evaluate("document.activeElement.name") != "reason"
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     context.close()
     decision = Adjudication.objects.get(item__campaign=campaign)
     assert (decision.label, decision.reason) == (Label.NO, "No source of annotator 1 says so")

@@ -6,6 +6,7 @@ import pytest
 
 from annotation.models import Item, Judgment
 from tests._annotation_web_support import member, nationality_campaign
+from tests._browser_support import press_for_next_page
 from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
 
 PASTED = "https://en.wikipedia.org/wiki/United_States"
@@ -27,8 +28,7 @@ def test_a_pasted_url_replaces_the_prefilled_site(tmp_path, live_server, browser
     assert page.input_value("input[name=source_url]") == "https://en.wikipedia.org/wiki/"
     page.keyboard.press("Control+v")
     assert page.input_value("input[name=source_url]") == PASTED
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     context.close()
     assert sorted(Judgment.objects.filter(user=one).values_list("source_url", flat=True)) == [
         "https://en.wikipedia.org/wiki/Jeremy_Irons", PASTED]
@@ -45,14 +45,12 @@ def test_an_obvious_no_is_one_key_and_enter_with_no_source_sent(tmp_path, live_s
     judge_by_keyboard(page, "y", "https://en.wikipedia.org/wiki/Jeremy_Irons")
     page.wait_for_selector("#judge-form")
     page.keyboard.press("n")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     page.wait_for_selector("#judge-form")
     page.keyboard.press("f")
     page.keyboard.press("Escape")  # went to the field and left it: the offered start alone is no source
     page.keyboard.press("y")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     assert "a source URL is required" in page.inner_text("body")
     context.close()
     assert sorted(Judgment.objects.filter(user=one).values_list("answer", "source_url")) == [
@@ -64,8 +62,7 @@ def keys_to_save(page, keys: list[str]) -> int:
     page.wait_for_selector("#judge-form")
     for key in keys:
         page.keyboard.press(key)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     return len(keys) + 1
 
 
@@ -106,7 +103,6 @@ def test_a_full_url_typed_after_the_site_start_replaces_it(tmp_path, live_server
     page.keyboard.type(PASTED)
     assert page.input_value("input[name=source_url]") == PASTED
     page.keyboard.press("Escape")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     context.close()
     assert PASTED in Judgment.objects.filter(user=one).values_list("source_url", flat=True)

@@ -11,7 +11,7 @@ import pytest
 
 from annotation.models import Judgment
 from tests._annotation_web_support import PASSWORD, member, nationality_campaign
-from tests._browser_support import BROWSER_MARKS, browser  # noqa: F401 - fixture
+from tests._browser_support import BROWSER_MARKS, browser, press_for_next_page  # noqa: F401 - fixture
 
 
 pytestmark = BROWSER_MARKS
@@ -68,8 +68,7 @@ def test_pages_work_under_the_policy_without_violations(tmp_path, live_server, b
     page.keyboard.press("f")
     page.keyboard.press("Control+a")
     page.keyboard.type("https://en.wikipedia.org/wiki/Jeremy_Irons")
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
+    press_for_next_page(page)
     assert Judgment.objects.filter(user=one).count() == 1
     seen["annotator: login, judge"] = console.messages
     context.close()

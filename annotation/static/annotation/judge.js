@@ -1,23 +1,27 @@
 /* Keyboard judging: Y / N choose, F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Esc leaves a field (a field
    the page focused itself keeps Y / N / F as shortcuts until the person types in it).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
-   time on task itself, from the hand-out, and keeps this figure only up to its own. */
+   time on task itself, from the hand-out, and keeps this figure only up to its own.
+
+   No page load between items (issue 15): where the form says data-in-place="1", a save (or skip) goes out with
+   fetch, every field and the pressed button included (FormData(form, submitter)), and the server answers with the
+   page to show next, rendered from the same templates as a full page: the next item, the same item with its errors,
+   or the "nothing left" page. Its <main> replaces this page's, the title and the address follow, and the keys work
+   on the new form at once. Any other answer (a page this script does not drive, a different header: logged out) is
+   shown as a normal page. Without JavaScript, or with JUDGING_IN_PLACE=0, the forms post and redirect as before. */
 (function () {
   "use strict";
-  var form = document.getElementById("judge-form");
-  if (!form) return;
-  var choice = form.getAttribute("data-choice") || "answer";
-  var focusField = form.querySelector("[data-focus-key]");
-  var skip = document.getElementById("skip-form");
-  var timeField = form.querySelector("[name=time_on_task_ms]");
-  var base = timeField && timeField.value ? parseInt(timeField.value, 10) || 0 : 0;
-  var visibleSince = document.hidden ? null : performance.now();
-  var spent = 0;
+  if (window.kgpoolJudgeKeys) return;  // once per document, whatever pages are shown in place
+  window.kgpoolJudgeKeys = true;
+  var IN_PLACE_HEADER = "X-Kgpool-In-Place";
+  var form, choice, focusField, skip, timeField, base, visibleSince, spent, prefill, armed, sent, inPlace;
+  var preparing = null;  // the hand-out whose next page the server was asked to prepare
+
+  function elapsed() { return base + Math.round(spent + (visibleSince === null ? 0 : performance.now() - visibleSince)); }
   document.addEventListener("visibilitychange", function () {
     if (document.hidden && visibleSince !== null) { spent += performance.now() - visibleSince; visibleSince = null; }
     else if (!document.hidden && visibleSince === null) { visibleSince = performance.now(); }
   });
-  function elapsed() { return base + Math.round(spent + (visibleSince === null ? 0 : performance.now() - visibleSince)); }
   function typing(el) {
     if (!el) return false;
     var tag = el.tagName;
@@ -29,32 +33,12 @@
   }
   // The start of the person's last source (e.g. "https://en.wikipedia.org/wiki/") is written in only when they go
   // to the field, so an answer given without a source (where the campaign's evidence policy allows) sends none.
-  var prefill = focusField ? focusField.getAttribute("data-prefill") || "" : "";
   function focusSource() {
     if (!focusField) return;
     if (prefill && !focusField.value) focusField.value = prefill;
     focusField.focus();
     var n = focusField.value.length;
     try { focusField.setSelectionRange(n, n); } catch (e) { /* not a text input */ }
-  }
-  // A pasted full URL replaces the field (the prefilled site start included): appended it would be stored
-  // as a doubled URL, "https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/…".
-  if (focusField && focusField.name === "source_url") {
-    focusField.addEventListener("paste", function (e) {
-      var text = e.clipboardData ? e.clipboardData.getData("text").trim() : "";
-      if (!/^https?:\/\//i.test(text)) return;
-      e.preventDefault();
-      focusField.value = text;
-      focusField.setSelectionRange(text.length, text.length);
-      focusField.dispatchEvent(new Event("input", { bubbles: true }));
-    });
-    // The same for a full URL typed after the site start: once its "http(s)://" is complete, the start goes.
-    focusField.addEventListener("input", function () {
-      var value = focusField.value;
-      if (prefill && value.indexOf(prefill) === 0 && /^https?:\/\//i.test(value.slice(prefill.length))) {
-        focusField.value = value.slice(prefill.length);
-      }
-    });
   }
   // R: the person's last source; H / T: the head's / tail's own page (where the campaign accepts it as a source).
   // The URL is written into the field and the focus stays out of it, so Enter saves: Y, H, Enter is a Yes with
@@ -66,19 +50,131 @@
     focusField.dispatchEvent(new Event("input", { bubbles: true }));
     return true;
   }
-  var sent = false;
   function submit() { if (form.requestSubmit) form.requestSubmit(); else form.submit(); }
-  // A field the page focused (after a server error, or the browser's check of a required field), not the person:
-  // until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F / R / H / T / S keep
-  // their meaning,
-  // so shortcuts typed by a person who did not see the focus move are not stored as text ("YfSource of...").
-  var armed = null;
-  form.addEventListener("invalid", function (e) { armed = e.target; }, true);
+  function skipItem() {
+    if (sent || !skip) return;
+    if (skip.requestSubmit) skip.requestSubmit(); else { sent = true; skip.submit(); }
+  }
   function disarm() { armed = null; }
-  ["mousedown", "input", "focusout"].forEach(function (type) {
-    form.addEventListener(type, function (e) { if (e.target === armed) disarm(); });
-  });
+
+  // --- the form on the page (again after each page shown in place) ---------------------------------------
+  function bind() {
+    form = document.getElementById("judge-form");
+    if (!form) return false;
+    choice = form.getAttribute("data-choice") || "answer";
+    focusField = form.querySelector("[data-focus-key]");
+    skip = document.getElementById("skip-form");
+    timeField = form.querySelector("[name=time_on_task_ms]");
+    base = timeField && timeField.value ? parseInt(timeField.value, 10) || 0 : 0;
+    visibleSince = document.hidden ? null : performance.now();
+    spent = 0;
+    prefill = focusField ? focusField.getAttribute("data-prefill") || "" : "";
+    armed = null;
+    sent = false;
+    inPlace = form.getAttribute("data-in-place") === "1" && !!window.fetch && !!window.DOMParser;
+    // A pasted full URL replaces the field (the prefilled site start included): appended it would be stored
+    // as a doubled URL, "https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/…".
+    if (focusField && focusField.name === "source_url") {
+      var field = focusField;
+      field.addEventListener("paste", function (e) {
+        var text = e.clipboardData ? e.clipboardData.getData("text").trim() : "";
+        if (!/^https?:\/\//i.test(text)) return;
+        e.preventDefault();
+        field.value = text;
+        field.setSelectionRange(text.length, text.length);
+        field.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      // The same for a full URL typed after the site start: once its "http(s)://" is complete, the start goes.
+      field.addEventListener("input", function () {
+        var value = field.value;
+        if (prefill && value.indexOf(prefill) === 0 && /^https?:\/\//i.test(value.slice(prefill.length))) {
+          field.value = value.slice(prefill.length);
+        }
+      });
+    }
+    // A field the page focused (after a server error, or the browser's check of a required field), not the
+    // person: until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F / R / H / T / S
+    // keep their meaning, so shortcuts typed by a person who did not see the focus move are not stored as text
+    // ("YfSource of...").
+    form.addEventListener("invalid", function (e) { armed = e.target; }, true);
+    ["mousedown", "input", "focusout"].forEach(function (type) {
+      form.addEventListener(type, function (e) { if (e.target === armed) disarm(); });
+    });
+    form.addEventListener("submit", onSubmit);
+    if (skip) skip.addEventListener("submit", onSubmit);
+    if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
+    // While the person reads, the server prepares the page of the item it will likely hand out next (it answers
+    // 204, nothing more), so that the save's answer is quicker. Once per item.
+    var prepare = form.getAttribute("data-prepare-next");
+    if (inPlace && prepare && prepare !== preparing) {
+      preparing = prepare;
+      setTimeout(function () { fetch(prepare, { credentials: "same-origin" }).catch(function () { /* only a hint */ }); }, 0);
+    }
+    return true;
+  }
+
+  function onSubmit(e) {
+    if (sent) { e.preventDefault(); return; }   // a second click or Enter: the first request is on its way
+    var target = e.target;
+    if (target === form) {
+      if (timeField) timeField.value = elapsed();
+      if (focusField && prefill && focusField.value.trim() === prefill) focusField.value = "";  // a start, not a source
+    }
+    sent = true;
+    var data = inPlace ? formData(target, e.submitter) : null;
+    var button = form.querySelector("button[type=submit]");
+    if (button) {  // after the browser has read the form (a disabled button would not be sent)
+      setTimeout(function () { button.disabled = true; button.textContent = "Saving…"; }, 0);
+    }
+    if (!inPlace) return;
+    e.preventDefault();
+    fetch(target.action, { method: "POST", body: data, credentials: "same-origin", headers: pageHeaders() })
+      .then(function (response) { return response.text().then(function (html) { show(response, html); }); })
+      .catch(function () { HTMLFormElement.prototype.submit.call(target); });  // the request id makes a retry safe
+  }
+
+  function formData(target, submitter) {
+    var data = new FormData(target, submitter || undefined);
+    // Browsers before FormData(form, submitter) leave the pressed button out: add its name and value.
+    if (submitter && submitter.name && target.contains(submitter) && data.getAll(submitter.name).indexOf(submitter.value) < 0) {
+      data.append(submitter.name, submitter.value);
+    }
+    return data;
+  }
+
+  function pageHeaders() {
+    var headers = {};
+    headers[IN_PLACE_HEADER] = "1";
+    return headers;
+  }
+
+  // The server's answer: a page this script drives (a judge or adjudicate form, or the "nothing left" page) under
+  // the same header (the same person logged in) is shown in place; anything else as the browser would show it.
+  function show(response, html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    var main = doc.querySelector("main");
+    var header = doc.querySelector("header");
+    var current = document.querySelector("header");
+    var driven = main && (main.querySelector("#judge-form[data-in-place='1']") || main.querySelector("#done"));
+    if (!driven || !header || !current || header.textContent !== current.textContent) {
+      if (response.redirected && response.ok) { window.location.assign(response.url); return; }
+      document.open(); document.write(html); document.close();
+      return;
+    }
+    if (document.activeElement && document.activeElement.blur) document.activeElement.blur();  // as after a page load
+    document.querySelector("main").replaceWith(document.adoptNode(main));
+    document.title = doc.title;
+    var url = response.headers.get("Content-Location") || response.url;
+    if (url) window.history.replaceState(null, "", url);
+    window.scrollTo(0, 0);
+    bind();
+    var root = document.documentElement;  // a count of the pages shown in place (tests wait on it)
+    root.setAttribute("data-pages-shown", String((parseInt(root.getAttribute("data-pages-shown"), 10) || 0) + 1));
+  }
+
+  // --- keys (one listener for the page's lifetime; it acts on the form shown now) ----------------------------
   document.addEventListener("keydown", function (e) {
+    if (!form || !document.body.contains(form)) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     var active = document.activeElement;
     var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
@@ -88,7 +184,7 @@
       if (key === "y" || key === "n") { e.preventDefault(); choose(key.toUpperCase()); }
       else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
       else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
-      else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
+      else if (key === "s" && skip) { e.preventDefault(); skipItem(); }
       else if (key === "Enter") { e.preventDefault(); submit(); }  // save again (a newline in a reason box, else)
       return;
     }
@@ -96,16 +192,9 @@
     else if (key === "n") { e.preventDefault(); choose("N"); }
     else if (key === "f" || key === "/") { e.preventDefault(); focusSource(); }
     else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
-    else if (key === "s" && skip) { e.preventDefault(); if (!sent) { sent = true; skip.submit(); } }
+    else if (key === "s" && skip) { e.preventDefault(); skipItem(); }
     else if (key === "Enter" && !(active && (active.tagName === "BUTTON" || active.tagName === "A"))) { e.preventDefault(); submit(); }
   });
-  form.addEventListener("submit", function (e) {
-    if (sent) { e.preventDefault(); return; }   // a second click or Enter: the first request is on its way
-    if (timeField) timeField.value = elapsed();
-    if (focusField && prefill && focusField.value.trim() === prefill) focusField.value = "";  // a start, not a source
-    sent = true;
-    var button = form.querySelector("button[type=submit]");
-    if (button) { button.disabled = true; button.textContent = "Saving…"; }
-  });
-  if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
+
+  bind();
 })();
