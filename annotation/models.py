@@ -41,6 +41,8 @@ JUDGING_ORDERS = [
     ("maxmean", "MaxMean bandit, one for the pool (Losada et al. 2016)"),
     ("maxmean_question", "MaxMean bandit, one per question"),
     ("kg_aware", "KG-aware estimate (systems, relation, question's answers)"),
+    ("cal", "continuous active learning (logistic regression re-trained on the labels)"),
+    ("cal_top", "continuous active learning, every system's top candidates first"),
 ]
 
 

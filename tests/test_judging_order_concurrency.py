@@ -15,7 +15,7 @@ from tests.test_annotation_concurrency import _check_invariants, _judge_until_do
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("order", ["maxmean", "kg_aware"])
+@pytest.mark.parametrize("order", ["maxmean", "kg_aware", "cal"])
 def test_concurrent_judging_under_an_adaptive_order(tmp_path, order):
     if connection.vendor != "postgresql":
         pytest.skip("row locks and concurrent re-keys: PostgreSQL only (SQLite serialises write transactions)")

@@ -48,6 +48,32 @@ def test_maxmean_hands_out_the_other_run_after_a_miss_and_stays_after_a_hit(tmp_
     assert next_item(campaign, b).item == items[(winner, 2)]
 
 
+@pytest.mark.parametrize("order", ["cal", "cal_top"])
+def test_cal_learns_from_final_labels_which_run_is_relevant(tmp_path, django_capture_on_commit_callbacks, order):
+    """Every item of run A is relevant, none of run B. The cold start alternates A and B by depth; once MIN_CLASS
+    final labels of each class exist, the classifier (per-system reciprocal rank among its features) puts A's
+    deeper items before B's."""
+    from annotation.lib.cal_order import MIN_CLASS
+
+    campaign, items = campaign_with_runs(tmp_path, {"A": 6, "B": 6}, name=f"cal-{order}")
+    set_judging_order(campaign, order)
+    a, b, c = users(campaign, Role.ANNOTATOR, 3)
+    truth = {item.pk: "Y" if run == "A" else "N" for (run, _rank), item in items.items()}
+    judged = []
+    for _round in range(2 * MIN_CLASS):
+        with django_capture_on_commit_callbacks(execute=True):
+            first, second = next_item(campaign, a), next_item(campaign, b)
+            assert first.item_id == second.item_id
+            for person, hand_out in ((a, first), (b, second)):
+                submit_judgment(hand_out.item, person, truth[first.item_id], URL)
+        judged.append(first.item_id)
+    runs = sorted(run for (run, _rank), item in items.items() if item.pk in judged)
+    assert runs == ["A"] * MIN_CLASS + ["B"] * MIN_CLASS  # the cold start took both runs' top items
+    # the model has learnt that A's items are relevant: A's next item, not B's, for anyone
+    assert next_item(campaign, c).item == items[("A", MIN_CLASS + 1)]
+    assert next_item(campaign, a).item == items[("A", MIN_CLASS + 1)]
+
+
 def test_switching_order_mid_campaign_rekeys_the_queue(tmp_path):
     campaign, items = campaign_with_runs(tmp_path, {"A": 3, "B": 3}, name="switch")
     gold = Item.objects.create(campaign=campaign, head=items[("A", 1)].head, relation=items[("A", 1)].relation,

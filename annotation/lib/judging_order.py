@@ -24,6 +24,9 @@ Orders:
   systems retrieved the item, and of how many answers the KG already knows for the question. Every yield is a
   Beta-smoothed rate (prior strength :data:`SHRINK`) of the judged items of that group. Before any judgment
   every lift is 0 and the order is depth order, more systems first.
+- ``cal`` and ``cal_top`` (ours): continuous active learning, a logistic regression re-trained on the final
+  labels at each decision over system, KG and yield features; ``cal_top`` takes every system's top candidates
+  first (see ``annotation/lib/cal_order.py``).
 
 Rewards are final labels: an item counts as judged once its label is final (both judgments agreed, or an
 adjudication), never from a single annotator's answer.
@@ -34,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ORDERS = ("random", "depth", "move_to_front", "maxmean", "maxmean_question", "kg_aware")
-ADAPTIVE_ORDERS = ("move_to_front", "maxmean", "maxmean_question", "kg_aware")
+ORDERS = ("random", "depth", "move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top")
+ADAPTIVE_ORDERS = ("move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top")
 #: Beta-prior strength (pseudo-items) with which each group's yield is shrunk to its parent's (kg_aware).
 SHRINK = 8.0
 #: Upper bounds of the rank bands of kg_aware's (system x rank) groups.
@@ -68,11 +71,13 @@ class PoolView:
     question_relation: np.ndarray
     question_group: np.ndarray
     question_known: np.ndarray
+    item_candidate: np.ndarray | None = None  # (n,) the candidate entity of each item (cal orders), optional
+    item_features: np.ndarray | None = None  # (n, k) static KG features of the candidate (cal orders), optional
 
     @classmethod
     def build(cls, num_items: int, hit_item, hit_system, hit_question, hit_rank, *, num_systems: int | None = None,
               num_questions: int | None = None, depth=None, question_relation=None, question_group=None,
-              question_known=None) -> "PoolView":
+              question_known=None, item_candidate=None, item_features=None) -> "PoolView":
         hit_item = np.asarray(hit_item, dtype=np.int64)
         order = np.argsort(hit_item, kind="stable")
         hit_item = hit_item[order]
@@ -101,9 +106,18 @@ class PoolView:
                 raise OrderError(f"per-question arrays need {num_questions} values, got {values.shape}")
             return values
 
+        def per_item(values, dtype):
+            if values is None:
+                return None
+            values = np.asarray(values, dtype=dtype)
+            if values.shape[0] != num_items:
+                raise OrderError(f"per-item arrays need {num_items} rows, got {values.shape}")
+            return values
+
         return cls(num_items, num_systems, num_questions, hit_item, hit_system, hit_question, hit_rank, best,
                    per_question(question_relation, 0), per_question(question_group, 0),
-                   per_question(question_known, 0))
+                   per_question(question_known, 0), per_item(item_candidate, np.int64),
+                   per_item(item_features, np.float64))
 
     def subset(self, items: np.ndarray) -> "PoolView":
         """The view of ``items`` only (ascending old indices become 0..len-1), with their hits."""
@@ -113,7 +127,9 @@ class PoolView:
         keep = new_index[self.hit_item] >= 0
         return PoolView(int(items.size), self.num_systems, self.num_questions, new_index[self.hit_item[keep]],
                         self.hit_system[keep], self.hit_question[keep], self.hit_rank[keep], self.depth[items],
-                        self.question_relation, self.question_group, self.question_known)
+                        self.question_relation, self.question_group, self.question_known,
+                        None if self.item_candidate is None else self.item_candidate[items],
+                        None if self.item_features is None else self.item_features[items])
 
     def items_without(self, systems: int | np.ndarray) -> np.ndarray:
         """Mask of the items the pool keeps without ``systems`` (leave-one-out): those another system retrieves,
@@ -320,6 +336,10 @@ def order_keys(order: str, pool: PoolView, state: JudgingState, seed: int = 0) -
         return maxmean_keys(pool, state, seed, per_question=True)
     if order == "kg_aware":
         return kg_aware_keys(pool, state)
+    if order in ("cal", "cal_top"):
+        from annotation.lib.cal_order import cal_keys  # imports this module
+
+        return cal_keys(pool, state, top_first=order == "cal_top")
     raise OrderError(f"unknown judging order {order!r}; orders: {', '.join(ORDERS)}")
 
 

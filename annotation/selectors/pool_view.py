@@ -6,12 +6,14 @@ entry's depth.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
+from annotation.lib.cal_order import candidate_features
 from annotation.lib.judging_order import PoolView
-from pooling.engine.questions import known_answers
+from pooling.engine.questions import TAIL, known_answers
 from pooling.models import Pool, PoolEntry, PoolHit
 from pooling.selectors.kg import kg_relation_categories, kg_triples
 from pooling.selectors.pools import sample_questions
@@ -69,4 +71,13 @@ def pool_view(pool: Pool) -> tuple[PoolView, PoolIndex]:
     view = PoolView.build(len(entry_pks), items[keep], hit_system[keep], hit_question[keep], hit_rank[keep],
                           num_systems=len(systems), num_questions=len(questions), depth=depth,
                           question_relation=questions.relation, question_group=group, question_known=known)
+    # the candidate entity of each item (the side its best-ranked question asks for) and its KG features (cal)
+    if len(questions) and len(entry_pks):
+        asks_tail = questions.side[view.item_question] == TAIL
+    else:
+        asks_tail = np.ones(len(entry_pks), dtype=bool)
+    candidate = np.where(asks_tail, triples[:, 2], triples[:, 0]) if len(entry_pks) else np.zeros(0, np.int64)
+    features = candidate_features(candidate, triples[:, 1], asks_tail.astype(np.int64), arrays["train"],
+                                  kg.num_entities)
+    view = dataclasses.replace(view, item_candidate=candidate, item_features=features)
     return view, index
