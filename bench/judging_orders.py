@@ -14,6 +14,7 @@ from the start (they never reach people), the rest are what people would judge.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -29,7 +30,7 @@ TARGET_TAU_SHARE = 0.4
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--orders", default="random,depth,move_to_front,maxmean,maxmean_question,kg_aware")
+    parser.add_argument("--orders", default="random,depth,move_to_front,maxmean,maxmean_question,kg_aware,cal,cal_top")
     parser.add_argument("--labels", default=str(DATA), help="oracle labels (default: the published judgments)")
     parser.add_argument("--points", type=int, default=50)
     parser.add_argument("--out", default=str(ROOT / "bench" / "out" / "judging-orders"))
@@ -58,6 +59,10 @@ def main() -> int:
           f"replay: {oracle.view.num_items} entries people judge ({int(oracle.truth.sum())} Y), "
           f"{oracle.rule_negatives} filtered N known from the start, {oracle.uncovered} entries the oracle does not "
           f"label left out ({time.perf_counter() - started:.0f} s to load)")
+    positives = int(oracle.truth.sum())
+    need = math.ceil(0.9 * positives)
+    print(f"oracle lower bound: every positive first, 90% of them after {need} judgments "
+          f"({need / max(oracle.view.num_items, 1):.0%} of {oracle.view.num_items})")
     orders = [o for o in args.orders.split(",") if o]
     result = run_simulation(oracle, orders, list(range(args.seeds)), points=args.points, log=print)
     write_outputs(result, Path(args.out))

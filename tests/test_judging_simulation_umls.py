@@ -54,16 +54,16 @@ def test_simulate_judging_replays_the_oracle(umls_pool, tmp_path):
     out = tmp_path / "sim"
     stdout = StringIO()
     call_command("simulate_judging", f"umls/{sample.name}", "--labels", str(labels), "--seeds", "2", "--points", "8",
-                 "--orders", "random,depth,move_to_front,maxmean,maxmean_question,kg_aware", "--out", str(out),
+                 "--orders", "random,depth,move_to_front,maxmean,maxmean_question,kg_aware,cal", "--out", str(out),
                  stdout=stdout)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["items"] == len(people) and summary["positives"] == expected_positives
     assert [row["order"] for row in summary["summary"]] == ["random", "depth", "move_to_front", "maxmean",
-                                                            "maxmean_question", "kg_aware"]
+                                                            "maxmean_question", "kg_aware", "cal"]
     with (out / "curves.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     last = [row for row in rows if int(row["judgments"]) == len(people)]
-    assert len(last) == 12  # 6 orders x 2 seeds
+    assert len(last) == 14  # 7 orders x 2 seeds
     for row in last:
         assert int(row["positives_found"]) == expected_positives
         assert float(row["tau_micro_MRR"]) == pytest.approx(1.0) and float(row["tau_macro_MRR"]) == pytest.approx(1.0)
