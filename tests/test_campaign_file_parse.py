@@ -107,3 +107,10 @@ def test_roles_and_the_examples():
     for example in ("quickstart.toml", "fb15k237-case-study.toml"):
         spec = parse_campaign_file(ROOT / "examples" / example)
         assert spec.pool.depth == 10
+
+
+@pytest.mark.parametrize("order", ["cal", "cal_top"])
+def test_the_continuous_active_learning_orders_are_campaign_file_settings(tmp_path, order):
+    path = tmp_path / "c1.toml"
+    path.write_text(GOOD.replace('order = "kg_aware"', f'order = "{order}"'))
+    assert parse_campaign_file(path).judging.order == order
