@@ -93,5 +93,7 @@ def test_candidate_features_count_degree_and_role_in_train():
     train = np.array([[0, 0, 1], [2, 0, 1], [1, 1, 3]])
     # candidate 1 as a tail of r0 (twice in train, degree 3); 1 as a head of r0 (never); 3 as tail of r0 (never)
     got = candidate_features(np.array([1, 1, 3]), np.array([0, 0, 0]), np.array([1, 0, 1]), train, 4)
-    expected = np.array([[np.log1p(3), np.log1p(2), 1.0], [np.log1p(3), 0.0, 0.0], [np.log1p(1), 0.0, 0.0]])
+    # r0 has 2 train triples: share = log((count + 1) / 3)
+    expected = np.array([[np.log1p(3), np.log1p(2), 1.0, np.log(3 / 3)], [np.log1p(3), 0.0, 0.0, np.log(1 / 3)],
+                         [np.log1p(1), 0.0, 0.0, np.log(1 / 3)]])
     assert np.allclose(got, expected)
