@@ -43,6 +43,7 @@ JUDGING_ORDERS = [
     ("kg_aware", "KG-aware estimate (systems, relation, question's answers)"),
     ("cal", "continuous active learning (logistic regression re-trained on the labels)"),
     ("cal_top", "continuous active learning, every system's top candidates first"),
+    ("cal_mix", "continuous active learning with a share of depth order"),
 ]
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from annotation.lib.cal_order import MIN_CLASS, SHRINK, _loo_yield, candidate_features, fit_logistic
+from annotation.lib.cal_order import DEPTH_SHARE, MIN_CLASS, SHRINK, _loo_yield, candidate_features, fit_logistic
 from annotation.lib.judging_order import JudgingState, PoolView, order_items
 
 
@@ -97,3 +97,24 @@ def test_candidate_features_count_degree_and_role_in_train():
     expected = np.array([[np.log1p(3), np.log1p(2), 1.0, np.log(3 / 3)], [np.log1p(3), 0.0, 0.0, np.log(1 / 3)],
                          [np.log1p(1), 0.0, 0.0, np.log(1 / 3)]])
     assert np.allclose(got, expected)
+
+
+def test_cal_mix_interleaves_depth_order_into_cals_order():
+    pool, positive = marked_pool(2)
+    labels = {i: False for i in range(MIN_CLASS)} | {30 + i: True for i in range(MIN_CLASS)}
+    ordered = order_items("cal_mix", pool, labelled(40, labels), seed=0)
+    # DEPTH_SHARE 0.3: of the first ten, seven from CAL's order (the seven unjudged positives) and three from
+    # depth order (the three shallowest unjudged items), interleaved
+    assert DEPTH_SHARE == 0.3
+    first = ordered[:10].tolist()
+    assert sorted(first) == [3, 4, 5] + list(range(33, 40))
+    assert first.index(3) < first.index(4) < first.index(5) and first.index(5) > 3  # spread, not a block
+    assert positive[ordered[10:]].sum() == 0
+
+
+def test_the_hindsight_ceiling_ranks_separable_positives_first():
+    from annotation.lib.cal_order import hindsight_scores
+
+    pool, positive = marked_pool(3)
+    scores = hindsight_scores(pool, positive)
+    assert scores[positive].min() > scores[~positive].max()

@@ -23,6 +23,8 @@ Before both classes have :data:`MIN_CLASS` labels the model is not fitted and th
   rest in CAL order. An MRR depends on the first relevant rank of each (system, question), so judging every
   system's top candidates early fixes most of the system ranking, as depth order does, while CAL still picks
   which top candidates come first.
+- ``cal_mix``: of every batch, :data:`DEPTH_SHARE` in depth order and the rest in CAL's order (interleaved), so
+  every system's list keeps being read from its top while CAL hunts positives.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ L2 = 1.0
 SHRINK = 8.0
 #: ``cal_top``: items some system ranks at this rank or better come first.
 TOP_RANK = 1
+#: ``cal_mix``: share of every batch taken in depth order (the rest in CAL's order).
+DEPTH_SHARE = 0.3
 NEWTON_STEPS = 25
 CANDIDATE_FEATURES = ("log_degree", "log_role_count", "role_fit", "log_role_share")
 
@@ -146,12 +150,12 @@ def _weighted_gram(x: np.ndarray, weight: np.ndarray, chunk: int = 256) -> np.nd
     return gram
 
 
-def fit_logistic(features: np.ndarray, labels: np.ndarray, l2: float = L2, steps: int = NEWTON_STEPS
+def fit_logistic(features: np.ndarray, labels: np.ndarray, l2: float | None = None, steps: int = NEWTON_STEPS
                  ) -> np.ndarray:
     """Weights (intercept first) of an L2-regularised logistic regression by Newton's method."""
     x = np.hstack([np.ones((features.shape[0], 1)), features])
     y = labels.astype(np.float64)
-    penalty = np.full(x.shape[1], l2)
+    penalty = np.full(x.shape[1], L2 if l2 is None else l2)
     penalty[0] = 1e-6
     w = np.zeros(x.shape[1])
     w[0] = float(_logit(np.array([(y.sum() + 0.5) / (y.size + 1.0)]))[0])
@@ -188,7 +192,16 @@ def _cold_start(pool: PoolView) -> np.ndarray:
     return (max_depth - pool.depth) * (int(votes.max(initial=0)) + 1) + votes
 
 
-def cal_keys(pool: PoolView, state: JudgingState, *, top_first: bool = False) -> np.ndarray:
+def _position(keys: np.ndarray, unjudged: np.ndarray) -> np.ndarray:
+    """0 for the unjudged item with the highest key, 1 for the next, ... (judged items after them)."""
+    order = np.lexsort((np.arange(keys.size), -keys, ~unjudged))
+    position = np.empty(keys.size, dtype=np.int64)
+    position[order] = np.arange(keys.size)
+    return position
+
+
+def cal_keys(pool: PoolView, state: JudgingState, *, top_first: bool = False, depth_share: float = 0.0
+             ) -> np.ndarray:
     scores = cal_scores(pool, state)
     cold = _cold_start(pool)
     if scores is None:
@@ -197,4 +210,24 @@ def cal_keys(pool: PoolView, state: JudgingState, *, top_first: bool = False) ->
         keys = _dense_rank(np.round(scores, 9)) * (int(cold.max(initial=0)) + 1) + cold
     if top_first:
         keys = keys + (pool.depth <= TOP_RANK) * (int(keys.max(initial=0)) + 1)
+    if depth_share > 0 and scores is not None:
+        # interleave: of every batch, ``depth_share`` from depth order, the rest from CAL's order
+        unjudged = ~state.judged
+        by_cal = _position(keys, unjudged) / (1.0 - depth_share)
+        by_depth = _position(cold, unjudged) / depth_share
+        keys = _dense_rank(-np.minimum(by_cal, by_depth))
     return keys
+
+
+def hindsight_scores(pool: PoolView, truth: np.ndarray) -> np.ndarray:
+    """An optimistic ceiling of what CAL's features can do: the log-odds of a model fitted on *every* label
+    (the yields leave-one-out over all the others). Judging in this order is what a learnt linear order could
+    do at best with these features; the bench reports the judgments it needs."""
+    truth = np.asarray(truth, dtype=bool)
+    full = JudgingState(np.ones(pool.num_items, dtype=bool), truth)
+    features = np.hstack([_static(pool), _dynamic(pool, full)])
+    scale = features.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    standard = (features - features.mean(axis=0)) / scale
+    w = fit_logistic(standard, truth)
+    return w[0] + standard @ w[1:]

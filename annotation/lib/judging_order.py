@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ORDERS = ("random", "depth", "move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top")
-ADAPTIVE_ORDERS = ("move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top")
+ORDERS = ("random", "depth", "move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top", "cal_mix")
+ADAPTIVE_ORDERS = ("move_to_front", "maxmean", "maxmean_question", "kg_aware", "cal", "cal_top", "cal_mix")
 #: Beta-prior strength (pseudo-items) with which each group's yield is shrunk to its parent's (kg_aware).
 SHRINK = 8.0
 #: Upper bounds of the rank bands of kg_aware's (system x rank) groups.
@@ -336,10 +336,10 @@ def order_keys(order: str, pool: PoolView, state: JudgingState, seed: int = 0) -
         return maxmean_keys(pool, state, seed, per_question=True)
     if order == "kg_aware":
         return kg_aware_keys(pool, state)
-    if order in ("cal", "cal_top"):
-        from annotation.lib.cal_order import cal_keys  # imports this module
+    if order in ("cal", "cal_top", "cal_mix"):
+        from annotation.lib.cal_order import DEPTH_SHARE, cal_keys  # imports this module
 
-        return cal_keys(pool, state, top_first=order == "cal_top")
+        return cal_keys(pool, state, top_first=order == "cal_top", depth_share=DEPTH_SHARE if order == "cal_mix" else 0)
     raise OrderError(f"unknown judging order {order!r}; orders: {', '.join(ORDERS)}")
 
 
