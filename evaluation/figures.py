@@ -36,6 +36,20 @@ FIGURE_CAPTIONS = {
     "reweighted.png": "Per metric, Kendall's tau-b with the sparse ranking of the completed ranking (left bar) and of "
                       "the completed ranking reweighted to the sparse relation mix (right bar). A right bar much "
                       "higher than the left one means the change of relation mix explains the change of ranking.",
+    # issue 16: the protocols beyond link prediction (evaluation.protocol_figures)
+    "classification_curves.png": "Triple classification, one row per label set (sparse, then completed), one "
+                                 "colour per system: the ROC curve (left; true-positive rate y against false-positive "
+                                 "rate x) and the precision-recall curve (right), for the first negatives source. A "
+                                 "curve nearer the top-left (ROC) or top-right (PR) separates true triples from "
+                                 "negatives better whatever threshold is used.",
+    "pair_ranking_relations.png": "Entity-pair ranking: AP@K (y) of each relation (x, the relations with relevant "
+                                  "pairs, most relevant pairs first), one colour per system, one panel per label set. "
+                                  "MAP@K is the mean of the bars; a system strong on a few big relations and weak "
+                                  "elsewhere has a high WMAP@K but a low MAP@K.",
+    "protocol_kendall.png": "Kendall's tau-b between the system orderings of every two protocols and label sets "
+                            "(link prediction by micro MRR, classification by accuracy, pair ranking by MAP@K, "
+                            "property prediction by MRR). 1 (yellow): the same order; -1: reversed; blank: fewer "
+                            "than two systems computed both.",
 }
 
 FIGURE_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -202,4 +216,6 @@ def write_figures(result: Any, out: Path) -> list[str]:
                        ("reweighted.png", reweighted_figure)):
         if draw(result, Path(out) / name):
             written.append(name)
-    return written
+    from evaluation.protocol_figures import write_protocol_figures
+
+    return written + write_protocol_figures(result, out)

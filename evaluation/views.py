@@ -18,6 +18,7 @@ from evaluation.core.rank_family import DEFAULT_HITS, added_names
 from evaluation.core.summary import MIN_SYSTEMS_FOR_TAU, best_rows, metric_direction, ranking_summary
 from evaluation.figures import FIGURE_CAPTIONS
 from evaluation.models import EvaluationRun
+from evaluation.services.result import PROTOCOL_NAMES, PROTOCOLS
 from evaluation.selectors.runs import (
     CONTENT_TYPES, run_completion, run_file, run_progress, run_report, runs_visible_to, shown_error,
 )
@@ -57,9 +58,41 @@ class NewRunForm(forms.Form):
     dp_test = forms.ChoiceField(label="Discriminative power", required=False, initial="t",
                                 choices=[("t", "paired t-test"), ("bootstrap", "Sakai's paired bootstrap")])
     open_world = forms.BooleanField(label="Open-world simulation", required=False, initial=True)
+    protocols = forms.MultipleChoiceField(
+        label="Also evaluate", required=False, widget=forms.CheckboxSelectMultiple,
+        choices=[(p, PROTOCOL_NAMES[p]) for p in PROTOCOLS],
+        help_text="besides link prediction (always): on the sparse and on the completed labels")
+    negatives = forms.MultipleChoiceField(
+        label="Classification negatives", required=False, widget=forms.CheckboxSelectMultiple,
+        initial=["corrupted-typed"], choices=[
+            ("judged", "judged negatives of the campaign / labels file"),
+            ("dataset", "the dataset's hard negatives (valid_negatives.txt, test_negatives.txt)"),
+            ("corrupted-typed", "corrupted, type-consistent"), ("corrupted-random", "corrupted at random")],
+        help_text="each source is reported on its own")
+    negatives_dir = forms.CharField(label="Hard negatives folder", required=False, max_length=1000,
+                                    help_text="server folder with the dataset's negatives files (blank: the KG's "
+                                              "source folder)")
+    negatives_seed = forms.IntegerField(label="Corruption seed", initial=0, min_value=0, max_value=2**31 - 1)
+    pair_k = forms.IntegerField(label="Pair ranking K", initial=100, min_value=1, max_value=100_000)
+
+    def protocol_options(self) -> dict:
+        data = self.cleaned_data
+        return {"protocols": tuple(data.get("protocols") or ()), "negatives": tuple(data.get("negatives") or ()),
+                "negatives_dir": data.get("negatives_dir") or "", "negatives_seed": data.get("negatives_seed") or 0,
+                "pair_k": data.get("pair_k") or 100}
 
     def clean(self):
         data = super().clean()
+        if data.get("sample") is not None and data.get("negatives_seed") is not None and data.get("pair_k"):
+            from evaluation.services.errors import EvaluationError
+            from evaluation.services.protocols import check_protocol_sources
+            from evaluation.services.result import EvaluationOptions
+
+            try:
+                check_protocol_sources(EvaluationOptions(**self.protocol_options()), data["sample"],
+                                       bool(data.get("labels_file") or data.get("campaign")))
+            except EvaluationError as exc:
+                self.add_error("negatives", str(exc))
         labels = data.get("labels_file")
         if labels and not Path(labels).is_file():
             kind = "a folder" if Path(labels).is_dir() else "not a regular file" if Path(labels).exists() else None
@@ -95,7 +128,8 @@ def new_run(request: HttpRequest) -> HttpResponse:
                 run = create_run(data["sample"], labels_file=data["labels_file"], pool=data["pool"],
                                  campaign=data.get("campaign"),
                                  options=EvaluationOptions(policy=data["policy"], dp_test=data.get("dp_test") or "t",
-                                                           open_world=bool(data.get("open_world"))))
+                                                           open_world=bool(data.get("open_world")),
+                                                           **form.protocol_options()))
                 start_evaluation(run)
         except EvaluationError as exc:
             form.add_error(None, str(exc))
@@ -145,6 +179,23 @@ def _with_best(table: dict, directions: list[int] | None = None) -> dict:
 def _plain(table: dict) -> dict:
     """A table with nothing to highlight (rows are not systems, or its columns are taus / counts)."""
     return _with_best(table, [0] * len(table["columns"]))
+
+
+def _protocol_context(data: dict | None) -> dict | None:
+    """The protocols' tables (issue 16): the best system of each pair-ranking / property column marked."""
+    from evaluation.services.protocol_report import protocol_tables
+
+    tables = protocol_tables(data)
+    if tables is None:
+        return None
+    tables["classification"] = _plain(tables["classification"])  # rows mix negatives sources: no single best
+    for key in ("pair_ranking", "property"):
+        directions = [-1 if column.startswith("MR ") else 0 if column.startswith(("negatives", "questions",
+                                                                                  "relations")) else 1
+                      for column in tables[key]["columns"]]
+        tables[key] = _with_best(tables[key], directions)
+    tables["kendall"] = _plain(tables["kendall"])
+    return tables
 
 
 @login_required
@@ -207,6 +258,7 @@ def report(request: HttpRequest, run_id: int) -> HttpResponse:
         for key in ("breakdown", "breakdown_macro", "relations", "averages", "reweighted_kendall", "open_world"):
             context[key] = _plain(context[key])  # rows are groups / relations / shares: no best per column
         context["reweighted"] = _with_best(context["reweighted"])
+        context["protocols"] = _protocol_context(data.get("protocols"))
         context["downloads"] = [name for name in run.files if not name.endswith(".png")]
         context["figures"] = [(name, FIGURE_CAPTIONS.get(name, "")) for name in run.files if name.endswith(".png")]
     return render(request, "evaluation/report.html", context)

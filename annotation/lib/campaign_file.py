@@ -117,6 +117,11 @@ class JudgingSpec:
     reuse: bool = True  # take over final labels of earlier campaigns on the same KG
 
 
+#: the same names as evaluation.services.result.PROTOCOLS / NEGATIVE_SOURCES (this module imports no app)
+PROTOCOL_CHOICES = ("classification", "pair_ranking", "property")
+NEGATIVE_CHOICES = ("judged", "dataset", "corrupted-typed", "corrupted-random")
+
+
 @dataclass(frozen=True)
 class EvaluationSpec:
     when: str = "done"  # "done": when judging is done; "never": declared only (start it by hand or API)
@@ -128,12 +133,20 @@ class EvaluationSpec:
     open_world: bool = True
     dp_test: str = "t"
     device: str | None = None
+    # protocols beyond link prediction (evaluation.services.result.PROTOCOLS / NEGATIVE_SOURCES, issue 16)
+    protocols: tuple[str, ...] = ()
+    negatives: tuple[str, ...] = ("corrupted-typed",)
+    negatives_dir: str | None = None
+    negatives_seed: int = 0
+    pair_k: int = 100
 
     def options(self) -> dict[str, Any]:
         """The ``EvaluationOptions`` keyword arguments it sets."""
         return {"policy": self.policy, "cutoff": self.cutoff, "depths": list(self.depths) if self.depths else None,
                 "analyses": self.analyses, "open_world": self.open_world, "dp_test": self.dp_test,
-                "device": self.device}
+                "device": self.device, "protocols": tuple(self.protocols), "negatives": tuple(self.negatives),
+                "negatives_dir": self.negatives_dir or "", "negatives_seed": self.negatives_seed,
+                "pair_k": self.pair_k}
 
 
 @dataclass(frozen=True)
@@ -528,7 +541,22 @@ class _Reader:
             open_world=self.value(evaluation, "open_world", bool, "evaluation", True),
             dp_test=self.value(evaluation, "dp_test", str, "evaluation", "t", choices=("t", "bootstrap")),
             device=self.value(evaluation, "device", str, "evaluation", None),
+            protocols=self._choice_list(evaluation, "protocols", PROTOCOL_CHOICES, ()),
+            negatives=self._choice_list(evaluation, "negatives", NEGATIVE_CHOICES, ("corrupted-typed",)),
+            negatives_dir=self.value(evaluation, "negatives_dir", str, "evaluation", None),
+            negatives_seed=self.value(evaluation, "negatives_seed", int, "evaluation", 0, low=0, high=INT32_MAX),
+            pair_k=self.value(evaluation, "pair_k", int, "evaluation", 100, low=1, high=100_000),
         )
+
+    def _choice_list(self, evaluation: dict, key: str, choices: tuple[str, ...],
+                     default: tuple[str, ...]) -> tuple[str, ...]:
+        values = self.value(evaluation, key, list, "evaluation")
+        if values is None:
+            return default
+        bad = [v for v in values if v not in choices]
+        if bad:
+            self.fail(f"evaluation.{key}: {_shown(bad[0])} is not one of {', '.join(choices)}", "evaluation", key)
+        return tuple(dict.fromkeys(values))
 
 
 def _shown(value: Any) -> str:
@@ -581,7 +609,7 @@ def spec_to_toml(spec: CampaignSpec, *, base: Path | None = None, header: str = 
     doc["members"] = {role: list(spec.members[role]) for role in ROLES if role in spec.members}
     if spec.evaluation is not None:
         evaluation = _without_none(asdict(spec.evaluation))
-        for key in ("systems", "depths"):
+        for key in ("systems", "depths", "protocols", "negatives"):
             if key in evaluation:
                 evaluation[key] = list(evaluation[key])
         doc["evaluation"] = evaluation

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.models import EvaluationRun
+from evaluation.services.result import NEGATIVE_SOURCES, PROTOCOLS
 from evaluation.selectors.runs import CONTENT_TYPES, run_file, run_report, runs_visible_to, shown_error
 from kgpool.api import BadRequest, Conflict, ErrorOut, errors, get_or_404, require_staff
 
@@ -46,6 +47,17 @@ class OptionsIn(serializers.Serializer):
     analyses = serializers.BooleanField(default=True, help_text="discriminative power, data sensitivity")
     open_world = serializers.BooleanField(default=True)
     dp_test = serializers.ChoiceField(choices=("t", "bootstrap"), default="t")
+    protocols = serializers.ListField(
+        child=serializers.ChoiceField(choices=PROTOCOLS), required=False, max_length=len(PROTOCOLS),
+        help_text="besides link prediction: classification, pair_ranking, property (sparse and completed labels)")
+    negatives = serializers.ListField(
+        child=serializers.ChoiceField(choices=NEGATIVE_SOURCES), required=False, max_length=len(NEGATIVE_SOURCES),
+        help_text="triple classification negatives, each reported apart (default corrupted-typed)")
+    negatives_dir = serializers.CharField(required=False, max_length=1000,
+                                          help_text="server folder with valid_negatives.txt / test_negatives.txt "
+                                                    "(negatives 'dataset'; default: the KG's source folder)")
+    negatives_seed = serializers.IntegerField(min_value=0, max_value=INT32, default=0)
+    pair_k = serializers.IntegerField(min_value=1, max_value=100_000, default=100, help_text="MAP@K / P@K cut-off")
 
 
 class RunIn(serializers.Serializer):
@@ -101,7 +113,8 @@ class RunList(APIView):
             with transaction.atomic():
                 run = create_run(sample, systems=systems, campaign=campaign,
                                  pool=campaign.pool if campaign is not None else None,
-                                 options=EvaluationOptions(**dict(options)))
+                                 options=EvaluationOptions(**{key: tuple(value) if isinstance(value, list) and key in (
+                                     "protocols", "negatives") else value for key, value in dict(options).items()}))
                 start_evaluation(run, robust=True)
         except (EvaluationError, System.DoesNotExist) as exc:
             raise BadRequest(str(exc)) from None

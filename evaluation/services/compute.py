@@ -9,7 +9,9 @@
 2. ``label_metrics``: per label set, the metric table, breakdowns, PROBE grids and coverage (the metric families
    themselves are in ``metrics``);
 3. ``comparisons``: Kendall's tau-b, the pooling-depth curve, the reweighted completed labels, discriminative power,
-   data sensitivity and the open-world simulation.
+   data sensitivity and the open-world simulation;
+4. ``protocols`` (when ``options.protocols`` asks): triple classification, entity-pair ranking and property
+   prediction on the sparse and completed labels, and tau-b between the protocols' system orderings.
 
 torch is only imported when ranks must be computed.
 """
@@ -27,6 +29,7 @@ from evaluation.services.errors import EvaluationError
 from evaluation.services.inputs import ProgressFn, _no_progress, evaluable_systems, evaluation_inputs, score_systems
 from evaluation.services.label_metrics import MetricContext, label_set_metrics
 from evaluation.services.labels import LabelSource
+from evaluation.services.protocols import check_protocol_options, compute_protocols
 from evaluation.services.result import (
     EvaluationOptions, EvaluationResult, empty_auc, empty_coverage, empty_dp, empty_ds, empty_open_world,
     empty_relations,
@@ -63,6 +66,7 @@ def evaluate_sample(
         raise EvaluationError(f"unknown tie policy {options.policy!r}")
     if options.dp_test not in ("t", "bootstrap"):
         raise EvaluationError(f"unknown discriminative-power test {options.dp_test!r} (t or bootstrap)")
+    check_protocol_options(options)
     systems = systems if systems is not None else evaluable_systems(sample)
     if not systems:
         raise EvaluationError(f"no evaluable system on sample {sample.name} (train one or import a run)")
@@ -110,6 +114,12 @@ def evaluate_sample(
         progress("open-world simulation", 0, 1)
         open_world = comparisons.open_world(main_micro["completed"], ranks, names, options)
     lap("open_world")
+    protocols = None
+    if options.protocols:
+        progress("protocols", 0, 1)
+        protocols = compute_protocols(sample, systems, inputs.sets, inputs.arrays, relation_keys, ctx.categories,
+                                      tables, options)
+    lap("protocols")
     return EvaluationResult(
         sample=f"{kg.name}/{sample.name}", systems=names,
         label_stats={name: metrics.stats for name, metrics in per_set.items()}, tables=tables,
@@ -125,5 +135,5 @@ def evaluate_sample(
                               columns=["label_set", "system", "average", "metric", "value"]),
         reweighted=reweighted, reweighted_kendall=reweighted_kendall, open_world=open_world,
         coverage=pd.DataFrame(coverage_rows, columns=empty_coverage().columns) if coverage_rows else empty_coverage(),
-        timings=timings, options=options.to_dict(),
+        timings=timings, options=options.to_dict(), protocols=protocols,
     )

@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation.services.protocol_report import (
+    PROTOCOL_FIGURES, PROTOCOL_FILES, protocol_json, protocol_lines, write_protocol_files,
+)
 from evaluation.services.result import KEY_METRICS, EvaluationResult
 
 OUTPUT_FILES = {
@@ -35,6 +38,7 @@ OUTPUT_FILES = {
     "data_sensitivity.csv": "mean tau-b on random question subsets vs all questions",
     "coverage.csv": "per label set and system: questions, answers and judged entities its scores could not rank "
                     "(a run too shallow for them)",
+    **PROTOCOL_FILES,  # only when the run asked for protocols beyond link prediction
 }
 FIGURE_FILES = {
     "depth_curve.png": "tau vs pooling depth per metric",
@@ -43,6 +47,7 @@ FIGURE_FILES = {
     "data_sensitivity.png": "data-sensitivity curves per metric (mean tau-b with a +-1 std band)",
     "open_world.png": "open-world simulation: tau-b vs share of dropped answers per metric",
     "reweighted.png": "tau-b vs sparse: completed vs completed reweighted with the sparse relation mix",
+    **PROTOCOL_FIGURES,
 }
 
 
@@ -93,6 +98,7 @@ def result_to_json(result: EvaluationResult) -> dict[str, Any]:
         "reweighted_kendall": records(result.reweighted_kendall, "metric"),
         "open_world": records(result.open_world),
         "coverage": records(result.coverage),
+        "protocols": protocol_json(result.protocols),
     })
 
 
@@ -146,6 +152,7 @@ def write_outputs(result: EvaluationResult, out_dir: Path | str, *, figures: boo
         csv("reweighted_kendall.csv", result.reweighted_kendall, index=True)
     csv("open_world.csv", result.open_world)
     csv("coverage.csv", result.coverage)
+    written += write_protocol_files(result.protocols, out)
     (out / "summary.json").write_text(json.dumps(result_to_json(result), indent=1), encoding="utf-8")
     written.append("summary.json")
     if figures:
@@ -195,6 +202,7 @@ def format_tables(result: EvaluationResult) -> str:
                                                   sort=False)
             lines += ["", "== open-world simulation: mean tau-b vs closed world, per share of answers dropped ==",
                       pivot.to_string()]
+        lines += protocol_lines(result.protocols)
         if result.timings:
             lines += ["", "timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items())]
     return "\n".join(lines) + "\n"

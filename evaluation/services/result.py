@@ -17,6 +17,11 @@ OPEN_WORLD_METRICS = ("micro_MRR", "micro_Hits@10", "micro_MR", "pMRR_1/2", "log
 #: (2: every system ranked from its scores; completed labels rank both sides of every positive triple)
 DEFINITIONS_VERSION = 2
 #: per label set and system: how much of the evaluation the system's scores cover (``evaluation.services.coverage``)
+#: issue 16: the protocols an evaluation may add to link prediction, and the sources of classification negatives
+PROTOCOLS = ("classification", "pair_ranking", "property")
+PROTOCOL_NAMES = {"link_prediction": "link prediction", "classification": "triple classification",
+                  "pair_ranking": "entity-pair ranking", "property": "property prediction"}
+NEGATIVE_SOURCES = ("judged", "dataset", "corrupted-typed", "corrupted-random")
 COVERAGE_COLUMNS = ["label_set", "system", "questions", "questions_not_scored", "answers", "answers_unranked",
                     "judged", "judged_unranked"]
 
@@ -38,18 +43,28 @@ class EvaluationOptions:
     open_world: bool = True  # open-world simulation on the completed labels (with analyses)
     open_world_fractions: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
     open_world_repeats: int = 10
+    #: protocols beyond link prediction (always computed), issue 16: any of PROTOCOLS
+    protocols: tuple[str, ...] = ()
+    #: triple classification: where the negatives come from (any of NEGATIVE_SOURCES, each reported apart)
+    negatives: tuple[str, ...] = ("corrupted-typed",)
+    #: folder with valid_negatives.txt / test_negatives.txt (negatives "dataset"; blank: the KG's source folder)
+    negatives_dir: str = ""
+    negatives_seed: int = 0  # corrupted negatives: a rerun with the same seed gives the same negatives
+    pair_k: int = 100  # entity-pair ranking: MAP@K / P@K cut-off
 
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "hits": list(self.hits), "cutoff": self.cutoff, "depths": self.depths,
                 "probe_alpha": self.probe_alpha, "probe_beta": self.probe_beta, "analyses": self.analyses,
                 "n_draws": self.n_draws, "seed": self.seed, "dp_test": self.dp_test, "n_bootstrap": self.n_bootstrap,
                 "open_world": self.open_world, "open_world_fractions": list(self.open_world_fractions),
-                "open_world_repeats": self.open_world_repeats}
+                "open_world_repeats": self.open_world_repeats, "protocols": list(self.protocols),
+                "negatives": list(self.negatives), "negatives_dir": self.negatives_dir,
+                "negatives_seed": self.negatives_seed, "pair_k": self.pair_k}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "EvaluationOptions":
         data = dict(data or {})
-        for key in ("hits", "open_world_fractions"):
+        for key in ("hits", "open_world_fractions", "protocols", "negatives"):
             if key in data:
                 data[key] = tuple(data[key])
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
@@ -116,6 +131,8 @@ class EvaluationResult:
     coverage: pd.DataFrame = field(default_factory=empty_coverage)
     timings: dict[str, float] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    #: issue 16: triple classification, entity-pair ranking, property prediction (None: none asked)
+    protocols: Any = None  # evaluation.services.protocols.ProtocolResults
 
     def main_label_sets(self) -> list[str]:
         return [name for name in ("sparse", "completed") if name in self.tables]

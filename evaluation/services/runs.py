@@ -32,6 +32,9 @@ def create_run(sample: Sample, *, systems: list[System] | None = None, labels_fi
     from evaluation.models import EvaluationRun
     from evaluation.services.labels import JudgmentsFile, LabelError, check_campaign_sample
 
+    from evaluation.services.protocols import check_protocol_sources
+
+    check_protocol_sources(options or EvaluationOptions(), sample, bool(labels_file) or campaign is not None)
     systems = systems if systems is not None else evaluable_systems(sample)
     if labels_file and campaign is not None:
         raise EvaluationError("give a labels file or a campaign, not both")

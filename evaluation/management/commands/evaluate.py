@@ -1,4 +1,5 @@
 """python manage.py evaluate SAMPLE [--labels judgments.tsv | --campaign NAME] [--systems a,b] [--pool NAME] [--out DIR]
+    [--protocols classification,pair_ranking,property [--negatives judged,dataset,corrupted-typed] [--pair-k 100]]
 
 Evaluates the sample's systems on the sparse labels and, with --labels or --campaign (a judging campaign's final
 labels, gold checks excluded, depths from the campaign's pool), on the completed labels and the completed labels at
@@ -7,12 +8,26 @@ EvaluationRun (its files under STORAGE_DIR, shown on the report page); --backgro
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from evaluation.services.result import NEGATIVE_SOURCES, PROTOCOLS
 from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, bounded_int_list
+
+
+def _choices(allowed: tuple[str, ...]):
+    """argparse type: a comma-separated list of names from ``allowed``."""
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+        bad = [n for n in names if n not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(f"unknown {bad[0]!r} (one of {', '.join(allowed)})")
+        return names
+
+    return parse
 
 
 class Command(KgpoolCommand):
@@ -40,6 +55,18 @@ class Command(KgpoolCommand):
         parser.add_argument("--no-open-world", action="store_true", help="skip the open-world simulation")
         parser.add_argument("--open-world-repeats", type=bounded_int(1, 10_000), default=10,
                             help="repeats per share of dropped answers (default 10)")
+        parser.add_argument("--protocols", type=_choices(PROTOCOLS), default=(),
+                            help="also evaluate, comma-separated: classification, pair_ranking, property (sparse and "
+                                 "completed labels, with tau-b between the protocols' orderings)")
+        parser.add_argument("--negatives", type=_choices(NEGATIVE_SOURCES), default=("corrupted-typed",),
+                            help="classification negatives, comma-separated: judged, dataset, corrupted-typed, "
+                                 "corrupted-random (default corrupted-typed)")
+        parser.add_argument("--negatives-dir", default="",
+                            help="folder with valid_negatives.txt / test_negatives.txt (default: the KG's source)")
+        parser.add_argument("--negatives-seed", type=bounded_int(0, INT32_MAX), default=0,
+                            help="seed of the corrupted negatives (default 0)")
+        parser.add_argument("--pair-k", type=bounded_int(1, 100_000), default=100,
+                            help="K of MAP@K / P@K in entity-pair ranking (default 100)")
         parser.add_argument("--device", help="torch device for scoring trained systems (default: CUDA if available)")
         parser.add_argument("--save", action="store_true", help="also record an EvaluationRun (report page)")
         parser.add_argument("--background", action="store_true", help="queue an EvaluationRun on Celery and exit")
@@ -83,7 +110,10 @@ class Command(KgpoolCommand):
                                                analyses=not options["no_analyses"], device=options["device"],
                                                dp_test=options["dp_test"], n_bootstrap=options["bootstrap_samples"],
                                                open_world=not options["no_open_world"],
-                                               open_world_repeats=options["open_world_repeats"])
+                                               open_world_repeats=options["open_world_repeats"],
+                                               protocols=options["protocols"], negatives=options["negatives"],
+                                               negatives_dir=options["negatives_dir"],
+                                               negatives_seed=options["negatives_seed"], pair_k=options["pair_k"])
         names = [n.strip() for n in options["systems"].split(",") if n.strip()] if options["systems"] else None
         run = None
         try:
