@@ -14,7 +14,9 @@ the judged positives, with the judged negatives as negatives):
   ``corrupted-random`` (corruptions of valid and of the sparse triples, seeded by ``negatives_seed``). The
   completed labels add the judged negatives to every source's negatives and drop any negative judged true.
   Metrics overall and on the positives with the type-consistent / -inconsistent negatives only (the study's
-  Table 8 split), per relation and per relation category; ROC-AUC and PR-AUC.
+  Table 8 split; types: the KG's entity types, else its relations' domain / range types, else no split and no
+  ``corrupted-typed``), per relation and per relation category; ROC-AUC and PR-AUC. Validation negatives of the
+  ``judged`` source are corruptions of valid (type-consistent where the KG has types).
 - **pair ranking**: every relation with a relevant pair; the top ``pair_k`` (h, t) pairs not in train / valid /
   the test triples outside the sample; relevant pairs = the label set's positives of that relation.
 - **property prediction**: test (h, r) of the label set's positives where h has no r in train; relations ranked
@@ -96,6 +98,17 @@ class ProtocolInputs:
     entity_keys: list[str]
     entity_types: list[np.ndarray] | None
     dataset_dir: str
+    _side_types: Any = None
+
+    def side_types(self) -> Any:
+        """The core's SideTypes (built once): which entities have a type of each relation side; None untyped."""
+        from evaluation.core.negatives import SideTypes
+
+        if self.entity_types is None:
+            return None
+        if self._side_types is None:
+            self._side_types = SideTypes(self.arrays["train"], self.entity_types, self.num_relations)
+        return self._side_types
 
 
 def _keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
@@ -108,18 +121,29 @@ def _unique_triples(triples: np.ndarray) -> np.ndarray:
     return np.unique(triples, axis=0) if len(triples) else triples
 
 
-def _entity_types(kg: Any) -> list[np.ndarray] | None:
-    """Per entity, the ids of its types (the KG's entity types file); None when the KG has no types."""
-    from pooling.models import Entity
+def _entity_types(kg: Any, train: np.ndarray) -> list[np.ndarray] | None:
+    """Per entity, the ids of its types: the KG's entity types (CoDEx ``entity2types.json``), else the domain /
+    range types of the relations it heads / ends in train (FB15k-237 ``relation_types.tsv``, as
+    ``evaluation.core.negatives.read_signature_types``); None when the KG has neither."""
+    from evaluation.core.negatives import entity_types_from_lists
+    from pooling.models import Entity, Relation
 
     rows = list(Entity.objects.filter(kg=kg).order_by("index").values_list("index", "types"))
-    if not any(types for _index, types in rows):
-        return None
-    ids: dict[str, int] = {}
-    out = [np.zeros(0, dtype=np.int64) for _ in range(kg.num_entities)]
+    lists: list[set[str]] = [set() for _ in range(kg.num_entities)]
     for index, types in rows:
-        out[index] = np.array(sorted({ids.setdefault(str(t), len(ids)) for t in (types or [])}), dtype=np.int64)
-    return out
+        lists[index].update(str(t) for t in (types or []))
+    if not any(lists):
+        signatures = list(Relation.objects.filter(kg=kg).values_list("index", "domain_type", "range_type"))
+        domain = {index: d for index, d, _r in signatures if d}
+        range_ = {index: r for index, _d, r in signatures if r}
+        if not domain and not range_:
+            return None
+        for h, r, t in np.asarray(train, dtype=np.int64).reshape(-1, 3).tolist():
+            if r in domain:
+                lists[h].add(domain[r])
+            if r in range_:
+                lists[t].add(range_[r])
+    return entity_types_from_lists(lists)[0]
 
 
 def protocol_inputs(sample: Any, sets: dict[str, Any], arrays: dict[str, np.ndarray], relation_keys: list[str],
@@ -136,7 +160,7 @@ def protocol_inputs(sample: Any, sets: dict[str, Any], arrays: dict[str, np.ndar
         else np.zeros((0, 3), dtype=np.int64)
     return ProtocolInputs(arrays, max(kg.num_entities, 1), max(kg.num_relations, 1), positives, judged_negatives,
                           judged_positives, completed is not None, relation_keys, categories, entity_keys(kg),
-                          _entity_types(kg) if "classification" in options.protocols else None,
+                          _entity_types(kg, arrays["train"]) if "classification" in options.protocols else None,
                           options.negatives_dir or kg.source or "")
 
 
@@ -162,6 +186,18 @@ def check_protocol_sources(options: EvaluationOptions, sample: Any, has_labels: 
         raise EvaluationError("negatives 'judged' need a campaign or a labels file (their judged negatives)")
     if "dataset" in options.negatives:
         dataset_negatives_files(options.negatives_dir or sample.kg.source)
+    if "corrupted-typed" in options.negatives and not kg_has_types(sample.kg):
+        raise EvaluationError(f"negatives 'corrupted-typed' need entity types (or relation domain / range types); "
+                              f"{sample.kg.name} has none: use corrupted-random")
+
+
+def kg_has_types(kg: Any) -> bool:
+    from django.db.models import Q
+
+    from pooling.models import Entity, Relation
+
+    return Entity.objects.filter(kg=kg).exclude(types=[]).exists() or \
+        Relation.objects.filter(kg=kg).filter(~Q(domain_type="") | ~Q(range_type="")).exists()
 
 
 def dataset_negatives_files(folder: str) -> tuple[Path, Path]:
@@ -178,22 +214,14 @@ def dataset_negatives_files(folder: str) -> tuple[Path, Path]:
 
 
 def read_negatives_file(path: Path, entity_index: dict[str, int], relation_index: dict[str, int]) -> np.ndarray:
-    """``h<TAB>r<TAB>t`` lines (keys of the KG) as index triples; EvaluationError with file and line."""
-    rows: list[tuple[int, int, int]] = []
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            fields = line.split()
-            if not fields or fields[0].startswith("#"):
-                continue
-            if len(fields) != 3:
-                raise EvaluationError(f"{path}:{number}: expected `head relation tail`, got {len(fields)} fields")
-            h, r, t = fields
-            if h not in entity_index or t not in entity_index or r not in relation_index:
-                what = f"relation {r!r}" if r not in relation_index else \
-                    f"entity {h if h not in entity_index else t!r}"
-                raise EvaluationError(f"{path}:{number}: unknown {what} in this KG")
-            rows.append((entity_index[h], relation_index[r], entity_index[t]))
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
+    """A dataset's negatives file as index triples; EvaluationError naming file and line."""
+    from evaluation.core import negatives
+    from pooling.engine.kgfiles import KGFormatError
+
+    try:
+        return negatives.read_negatives_file(path, entity_index, relation_index)
+    except KGFormatError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------------------------- classification
@@ -207,24 +235,25 @@ class ClassificationTask:
     test: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]  # label set -> (triples, labels, consistent)
 
 
-def _known_true(inputs: ProtocolInputs) -> set[tuple[int, int, int]]:
+def _known_true(inputs: ProtocolInputs) -> np.ndarray:
     parts = [inputs.arrays[s] for s in ("train", "valid", "test") if s in inputs.arrays] + [inputs.judged_positives]
-    return {tuple(x) for x in np.concatenate(parts).tolist()}
+    return np.concatenate(parts)
 
 
-def _corrupted(positives: np.ndarray, inputs: ProtocolInputs, known: set, *, typed: bool, seed: int):
+def _corrupted(positives: np.ndarray, inputs: ProtocolInputs, known: np.ndarray, *, typed: bool, seed: int):
     from evaluation.core.negatives import corrupt
 
     return corrupt(positives, inputs.num_entities, known, seed=seed, type_consistent=typed,
-                   entity_types=inputs.entity_types)
+                   entity_types=inputs.side_types(), train_triples=inputs.arrays["train"])
 
 
 def _consistency(triples: np.ndarray, inputs: ProtocolInputs) -> np.ndarray:
+    """Judged / dataset negatives: both entities have a type of their side (all False without types: unknown)."""
     from evaluation.core.negatives import type_consistency
 
-    if not len(triples):
-        return np.zeros(0, dtype=bool)
-    return np.asarray(type_consistency(triples, inputs.arrays["train"], inputs.entity_types), dtype=bool)
+    if not len(triples) or inputs.entity_types is None:
+        return np.zeros(len(triples), dtype=bool)
+    return np.asarray(type_consistency(triples, None, inputs.side_types()), dtype=bool)
 
 
 def classification_tasks(inputs: ProtocolInputs, options: EvaluationOptions) -> tuple[list[ClassificationTask], dict[str, str]]:
@@ -240,8 +269,8 @@ def classification_tasks(inputs: ProtocolInputs, options: EvaluationOptions) -> 
             if not len(inputs.judged_negatives):
                 skipped[source] = "no judged negatives (the run has no campaign or labels file, or none was judged N)"
                 continue
-            valid_negatives = _corrupted(valid, inputs, known, typed=True, seed=seed)
-            valid_neg = valid_negatives.triples
+            # validation negatives (thresholds): corruptions of valid, type-consistent where the KG has types
+            valid_neg = _corrupted(valid, inputs, known, typed=inputs.entity_types is not None, seed=seed).triples
             test_negatives = inputs.judged_negatives
             test_consistent = _consistency(test_negatives, inputs)
         elif source == "dataset":
@@ -257,6 +286,10 @@ def classification_tasks(inputs: ProtocolInputs, options: EvaluationOptions) -> 
             test_consistent = _consistency(test_negatives, inputs)
         else:
             typed = source == "corrupted-typed"
+            if typed and inputs.entity_types is None:
+                skipped[source] = "type-consistent corruption needs entity types (or relation domain / range " \
+                                  "types); this KG has none (use corrupted-random)"
+                continue
             valid_neg = _corrupted(valid, inputs, known, typed=typed, seed=seed).triples
             generated = _corrupted(inputs.positives["sparse"], inputs, known, typed=typed, seed=seed + 1)
             test_negatives, test_consistent = generated.triples, np.asarray(generated.consistent, dtype=bool)
@@ -315,8 +348,10 @@ def classify_system(scores_valid: np.ndarray, task: ClassificationTask, test_sco
     for label_set, (triples, labels, consistent) in task.test.items():
         scores = test_scores[label_set]
         predicted = scores >= thresholds.for_relations(triples[:, 1])
-        for subset, mask in (("all", np.ones(len(labels), bool)), ("consistent", consistent),
-                             ("inconsistent", labels | ~consistent)):
+        subsets = [("all", np.ones(len(labels), bool))]
+        if inputs.entity_types is not None:  # without types consistency is unknown: no split
+            subsets += [("consistent", consistent), ("inconsistent", labels | ~consistent)]
+        for subset, mask in subsets:
             if not (labels[mask].any() and (~labels[mask]).any()):
                 continue  # no negative of this kind
             values = _metric_rows(cls.classification_metrics(labels[mask], predicted[mask]))
