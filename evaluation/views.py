@@ -72,8 +72,10 @@ class NewRunForm(forms.Form):
     negatives_dir = forms.CharField(label="Hard negatives folder", required=False, max_length=1000,
                                     help_text="server folder with the dataset's negatives files (blank: the KG's "
                                               "source folder)")
-    negatives_seed = forms.IntegerField(label="Corruption seed", initial=0, min_value=0, max_value=2**31 - 1)
-    pair_k = forms.IntegerField(label="Pair ranking K", initial=100, min_value=1, max_value=100_000)
+    negatives_seed = forms.IntegerField(label="Corruption seed", initial=0, min_value=0, max_value=2**31 - 1,
+                                        required=False, help_text="blank: 0")
+    pair_k = forms.IntegerField(label="Pair ranking K", initial=100, min_value=1, max_value=100_000, required=False,
+                                help_text="MAP@K / P@K cut-off (blank: 100)")
 
     def protocol_options(self) -> dict:
         data = self.cleaned_data
@@ -83,7 +85,7 @@ class NewRunForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if data.get("sample") is not None and data.get("negatives_seed") is not None and data.get("pair_k"):
+        if data.get("sample") is not None and not self.has_error("pair_k"):
             from evaluation.services.errors import EvaluationError
             from evaluation.services.protocols import check_protocol_sources
             from evaluation.services.result import EvaluationOptions
