@@ -505,6 +505,7 @@ def _property(inputs: ProtocolInputs, options: EvaluationOptions, sources: dict,
         except NotComputable as exc:
             status.append((name, "property", f"not computed: {exc}"))
             continue
+        scorer = _cached_rows(scorer)  # the label sets share heads: score each once
         for label_set, (heads, relations) in questions.items():
             ranks = property_ranks(scorer, heads, relations, train, num_relations=inputs.num_relations,
                                    policy=options.policy)
@@ -513,6 +514,21 @@ def _property(inputs: ProtocolInputs, options: EvaluationOptions, sources: dict,
             rows += [(label_set, name, metric, value) for metric, value in values.items()]
         status.append((name, "property", COMPUTED))
     results.property = pd.DataFrame(rows, columns=results.property.columns)
+
+
+def _cached_rows(score_heads):
+    """``score_heads`` remembering the row of every head it scored."""
+    rows: dict[int, np.ndarray] = {}
+
+    def score(head_ids: np.ndarray) -> np.ndarray:
+        head_ids = np.asarray(head_ids, dtype=np.int64)
+        missing = np.array([h for h in head_ids.tolist() if h not in rows], dtype=np.int64)
+        if missing.size:
+            for head, row in zip(missing.tolist(), np.asarray(score_heads(missing))):
+                rows[head] = row
+        return np.stack([rows[h] for h in head_ids.tolist()]) if head_ids.size else np.zeros((0, 0))
+
+    return score
 
 
 # ------------------------------------------------------------------------------------------------ Kendall
