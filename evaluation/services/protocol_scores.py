@@ -11,7 +11,8 @@ either returns what was asked or raises :class:`NotComputable` with the reason t
   entry for h. A triple without any entry leaves the protocol not computed (thresholds and AUCs on a subset would
   compare systems on different triples).
 - :func:`pair_block_scorer` -- ``(relation, head_ids) -> scores [len(head_ids), E]`` of every (h, t) pair
-  (entity-pair ranking): models; a matrix only when it has the tail question (h, r, ?) of every head of every
+  (entity-pair ranking): models (``pooling.kge.protocol_scoring``: NumPy's product for bilinear models on the
+  CPU); a matrix only when it has the tail question (h, r, ?) of every head of every
   relation asked; runs never (they list a few entities of some questions, not all pairs).
 - :func:`relation_scorer` -- ``head_ids -> scores [len(head_ids), R]`` (property prediction): a relation's score for
   h is the best score of any tail, max over t of f(h, r, t); models, and matrices holding (h, r, ?) for every
@@ -39,6 +40,12 @@ class NotComputable(Exception):
 
 def _model_score_fn(source: ModelScores, device: str | None):
     return source.score_fn(device)
+
+
+def _model(source: ModelScores, device: str | None):
+    from pooling.services.systems import load_system_model
+
+    return load_system_model(source.system, device=source.device(device))
 
 
 def _torch_rows(score_fn, anchor: np.ndarray, relation: np.ndarray, side: int, device: str) -> np.ndarray:
@@ -116,16 +123,9 @@ def _rows_of_every_head(source: StoredScores, relations: np.ndarray, heads: np.n
 def pair_block_scorer(source: SystemScores, relations: np.ndarray, *, device: str | None = None) -> BlockScorer:
     """The scores of every (h, t) pair of a relation, a block of heads at a time (see the module doc)."""
     if isinstance(source, ModelScores):
-        score_fn = _model_score_fn(source, device)
-        resolved = source.device(device)
+        from pooling.kge.protocol_scoring import block_scorer
 
-        def score_block(relation: int, head_ids: np.ndarray):  # a torch tensor: top_pairs selects with topk
-            import torch
-
-            anchor = torch.from_numpy(np.ascontiguousarray(head_ids, dtype=np.int64)).to(resolved)
-            return score_fn(anchor, torch.full_like(anchor, int(relation)), TAIL).float()
-
-        return score_block
+        return block_scorer(_model(source, device))
     if isinstance(source, RunSource):
         raise NotComputable("a run lists a few entities of some questions, not the scores of every (h, t) pair")
     if not isinstance(source, MatrixSource):
@@ -149,18 +149,9 @@ def relation_scorer(source: SystemScores, heads: np.ndarray, *, device: str | No
     """``head_ids -> [n, R]``: the best tail score of each relation for each head (see the module doc)."""
     num_relations = source.num_relations
     if isinstance(source, ModelScores):
-        score_fn = _model_score_fn(source, device)
-        resolved = source.device(device)
+        from pooling.kge.protocol_scoring import relation_scorer as model_relation_scorer
 
-        def score_model(head_ids: np.ndarray) -> np.ndarray:
-            head_ids = np.asarray(head_ids, dtype=np.int64)
-            out = np.empty((head_ids.size, num_relations), dtype=np.float64)
-            for relation in range(num_relations):
-                rows = _torch_rows(score_fn, head_ids, np.full(head_ids.size, relation), TAIL, resolved)
-                out[:, relation] = rows.max(axis=1) if rows.shape[1] else -np.inf
-            return out
-
-        return score_model
+        return model_relation_scorer(_model(source, device), aggregate="max")
     if isinstance(source, RunSource):
         raise NotComputable("a run does not score every relation of a head (property prediction ranks all "
                             "relations)")

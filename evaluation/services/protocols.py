@@ -45,10 +45,6 @@ from evaluation.services.result import NEGATIVE_SOURCES, PROTOCOLS, EvaluationOp
 from evaluation.services.scores import system_scores
 
 COMPUTED = "computed"
-CLASSIFICATION_METRICS = ("accuracy", "precision", "recall", "F1", "ROC-AUC", "PR-AUC")
-#: the metric of each protocol whose system ordering Kendall's tau compares
-ORDERING_METRIC = {"link_prediction": "micro_MRR", "classification": "accuracy", "pair_ranking": "MAP@K",
-                   "property": "MRR"}
 
 
 def empty_frame(columns: list[str]) -> pd.DataFrame:
