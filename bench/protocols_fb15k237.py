@@ -73,7 +73,8 @@ def main() -> None:
     systems = []
     for architecture in ("distmult", "complex"):
         name = f"{architecture}-d{args.dim}-e{args.epochs}"
-        systems.append(System.objects.filter(kg=kg, name=name).first() or timed(
+        System.objects.filter(kg=kg, name=name).exclude(status=System.Status.READY).delete()  # an interrupted one
+        systems.append(System.objects.filter(kg=kg, name=name, status=System.Status.READY).first() or timed(
             f"train {architecture} d={args.dim}, {args.epochs} epoch(s)",
             lambda architecture=architecture, name=name: train_new_system(
                 kg, architecture, name=name, epochs=args.epochs, dim=args.dim, seed=0, eval_every=args.epochs,
