@@ -6,14 +6,8 @@ from typing import Any
 
 import numpy as np
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
+from evaluation.figure_output import pyplot as _pyplot, save as _save
+from evaluation.protocol_figures import write_protocol_figures
 
 
 # How to read each figure, shown under it on the report page (one sentence on the axes, one on what to look for).
@@ -53,15 +47,6 @@ FIGURE_CAPTIONS = {
 }
 
 FIGURE_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
-
-
-def _save(fig: Any, path: Path, *, tight: bool = True) -> bool:
-    """Write the figure and close it (pyplot keeps every open figure alive otherwise)."""
-    if tight:
-        fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
-    return True
 
 
 def _label_set_panels(plt: Any, frame: Any) -> tuple[Any, list[tuple[Any, str, Any]]]:
@@ -216,6 +201,4 @@ def write_figures(result: Any, out: Path) -> list[str]:
                        ("reweighted.png", reweighted_figure)):
         if draw(result, Path(out) / name):
             written.append(name)
-    from evaluation.protocol_figures import write_protocol_figures
-
     return written + write_protocol_figures(result, out)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.figures import _pyplot, _save  # captions: evaluation.figures.FIGURE_CAPTIONS
+from evaluation.figure_output import pyplot as _pyplot, save as _save  # captions: evaluation.figures.FIGURE_CAPTIONS
 
 
 

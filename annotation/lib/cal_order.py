@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.lib.judging_order import JudgingState, PoolView, _dense_rank
+from annotation.lib.judging_pool import JudgingState, PoolView, _dense_rank
 
 #: Labels of each class needed before the classifier is fitted (before: cold-start order).
 MIN_CLASS = 3

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from evaluation.services.json_records import records
 from evaluation.services.protocols import ProtocolResults, kendall_matrix
 
 PROTOCOL_FILES = {
@@ -33,8 +34,6 @@ PROTOCOL_FIGURES = {
 
 
 def protocol_json(results: ProtocolResults | None) -> dict[str, Any] | None:
-    from evaluation.services.report import records
-
     if results is None:
         return None
     return {

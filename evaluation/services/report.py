@@ -8,13 +8,13 @@ questions, answers and judged entities the system's scores could not rank (a run
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evaluation.services.json_records import json_safe, records
 from evaluation.services.protocol_report import (
     PROTOCOL_FIGURES, PROTOCOL_FILES, protocol_json, protocol_lines, write_protocol_files,
 )
@@ -49,27 +49,6 @@ FIGURE_FILES = {
     "reweighted.png": "tau-b vs sparse: completed vs completed reweighted with the sparse relation mix",
     **PROTOCOL_FIGURES,
 }
-
-
-def json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (np.floating,)):
-        return json_safe(float(value))
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-def records(frame: pd.DataFrame, index_name: str | None = None) -> list[dict[str, Any]]:
-    if frame is None or frame.empty:
-        return []
-    data = frame.reset_index() if index_name else frame
-    return [json_safe(row) for row in data.to_dict(orient="records")]
 
 
 def result_to_json(result: EvaluationResult) -> dict[str, Any]:
