@@ -143,7 +143,7 @@ class SubmitJudgment(APIView):
             v = data.validated_data
             with _submit_errors():
                 done = submit_for_api(name, hand_out, request.user, v["answer"], v["source_url"],
-                                      quote=v.get("quote", ""), client_time_ms=v.get("time_on_task_ms"),
+                                      quote=_quote(v), client_time_ms=v.get("time_on_task_ms"),
                                       request_id=v.get("request_id", ""))
             if done is not None:
                 judgment, repeat = done
@@ -157,9 +157,14 @@ class SubmitJudgment(APIView):
         # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
         existed = assignment.state == Assignment.State.DONE
         with _submit_errors():
-            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
+            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=_quote(v),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
         return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+def _quote(validated: dict) -> str:
+    """The judgment's text: the quote, or the can't-tell comment sent as ``comment``."""
+    return validated.get("quote", "") or validated.get("comment", "")
 
 
 @contextmanager
