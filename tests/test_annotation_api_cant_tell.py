@@ -1,0 +1,35 @@
+"""The judging API takes and returns "can't tell" (issue 15): answer C (or cant_tell) with a comment (as
+``comment`` or ``quote``), 400 without one; the adjudicator's hand-out lists it with the comment. The API's
+fast submit path (PostgreSQL) and the service path give the same answers."""
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import Item, Judgment
+from tests._annotation_web_support import member, nationality_campaign
+from tests.test_annotation_api_judging import api, next_item, submit
+
+pytestmark = pytest.mark.django_db
+
+
+def test_submit_and_read_back_can_t_tell(tmp_path):
+    campaign = nationality_campaign(tmp_path, entries=1)
+    ann, bob = member(campaign, "ann", "annotator"), member(campaign, "bob", "annotator")
+    boss = member(campaign, "boss", "adjudicator")
+    client = api(ann)
+    handout = next_item(client, campaign)
+    refused = submit(client, campaign, handout, answer="C", source_url="")
+    assert refused.status_code == 400 and "comment" in refused.json()["detail"]
+    response = submit(client, campaign, handout, answer="cant_tell", source_url="", comment="two actors of that name")
+    assert response.status_code == 201, response.content
+    assert (response.json()["answer"], response.json()["quote"], response.json()["source_url"]) == \
+        ("C", "two actors of that name", "")
+    assert submit(client, campaign, handout, answer="C", source_url="", comment="two actors of that name") \
+        .status_code == 200  # the same request again: a repeat
+    other = api(bob)
+    second = submit(other, campaign, next_item(other, campaign), answer="N", source_url="")
+    assert second.status_code == 201, second.content
+    assert Item.objects.get().status == "conflict"
+    case = api(boss).post(f"/api/campaigns/{campaign.name}/next-adjudication/").json()
+    assert [(a["answer"], a["quote"]) for a in case["answers"]] == [("C", "two actors of that name"), ("N", "")]
+    assert Judgment.objects.count() == 2
