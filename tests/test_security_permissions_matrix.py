@@ -78,6 +78,7 @@ annotation:api_next_item                  POST    401       ok        deny      
 annotation:api_item                       GET     401       deny      deny        deny   deny  deny
 annotation:api_judgment                   POST    401       deny      deny        deny   deny  deny
 annotation:api_skip                       POST    401       deny      deny        deny   deny  deny
+annotation:api_undo                       POST    401       deny      deny        deny   deny  deny
 annotation:api_next_adjudication          POST    401       deny      ok          deny   deny  deny
 annotation:api_adjudicate                 POST    401       deny      deny        deny   deny  deny
 evaluation:runs                           GET     login     ok        ok          ok     ok    ok
