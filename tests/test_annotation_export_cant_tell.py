@@ -58,3 +58,13 @@ def test_the_datasheet_reports_them_beside_the_agreement(cant_tell):
     text = datasheet(campaign)
     assert "agreement over 1 doubly judged items: 0.0%" in text
     assert "1 of them with a can't-tell answer" in text
+
+
+def test_an_annotator_s_qrels_leave_can_t_tell_out(cant_tell):
+    from annotation.selectors.quality import annotator_qrels
+
+    campaign, item, a, b, c = cant_tell
+    assert annotator_qrels(campaign, a) == []  # no relevance judgment given (was "not relevant", 0)
+    # b's Y answers both sides' questions: the head question names the head, the tail question the tail
+    assert sorted((entity, rel) for _qid, entity, rel in annotator_qrels(campaign, b)) == \
+        sorted([(item.tail.key, 1), (item.head.key, 1)])

@@ -268,7 +268,8 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
     judged answers its tail question (h, r, ?) and its head question (?, r, t). Qids are those of the final
     qrels (``completed_questions``); a question absent there (no final positive) that the annotator answered
     Y gets the next free qid; questions where the annotator said only N and that the final set lacks are
-    left out (a question without a relevant answer does not count in trec_eval)."""
+    left out (a question without a relevant answer does not count in trec_eval); can't-tell answers are no
+    judgment of relevance and are left out."""
     from annotation.selectors.labels import _qid_number, completed_questions
     from pooling.engine.questions import HEAD, TAIL
 
@@ -285,6 +286,8 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
     for h, r, t, answer in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, user=user).values_list(
         "item__head__key", "item__relation__key", "item__tail__key", "answer"
     ):
+        if answer not in (Label.YES, Label.NO):
+            continue  # can't tell: the annotator gave no label for this triple
         rel = 1 if answer == Label.YES else 0
         answers[(TAIL, h, r)][t] = rel
         answers[(HEAD, t, r)][h] = rel
