@@ -39,6 +39,9 @@ def test_undo_the_last_answer_then_judge_it_again(tmp_path, client):
     saved = client.post(response["Location"], {"answer": "C", "source_url": "", "quote": "ambiguous name"})
     assert saved.status_code == 302
     assert Judgment.objects.get(user=ann).answer == "C"
+    submit_judgment(next_item(campaign, ann).item, ann, "N", "")
+    done = client.get(f"/campaigns/{campaign.name}/judge/").content.decode()  # nothing left: undo offered there too
+    assert "Nothing left for you to judge" in done and f'action="/campaigns/{campaign.name}/undo/"' in done
 
 
 def test_the_recent_answers_page_says_what_can_be_undone(tmp_path, client):
