@@ -34,8 +34,8 @@ def undo_judgment(judgment: Judgment | int, user, *, campaign: Campaign | None =
                   now: datetime | None = None) -> Assignment:
     """Withdraw ``user``'s answer ``judgment`` and give them the item back; returns the reopened hand-out.
 
-    Raises NotAllowed (not their answer, or not one of ``campaign`` when given), UndoRefused (already undone, or someone else acted on it: the
-    message is the annotator's, ``exc.code`` says which rule refused)."""
+    Raises NotAllowed (not their answer, or not one of ``campaign`` when given), UndoRefused (already undone, or
+    someone else acted on it: the message is the annotator's, ``exc.code`` says which rule refused)."""
     pk = judgment if isinstance(judgment, int) else judgment.pk
     now = now or timezone.now()
     item_id = Judgment.all_objects.filter(pk=pk).values_list("item_id", flat=True).first()
