@@ -45,6 +45,7 @@ annotation:guidelines                     GET     login     ok        ok        
 annotation:judge_next                     GET     login     ok        deny        deny   deny  deny
 annotation:judge_item                     GET     login     deny      deny        deny   deny  deny
 annotation:judge_skip                     POST    login     deny      deny        deny   deny  deny
+annotation:judge_prepare_next             GET     login     deny      deny        deny   deny  deny
 annotation:recent_answers                 GET     login     ok        deny        deny   deny  deny
 annotation:undo                           POST    login     ok        deny        deny   deny  deny
 annotation:adjudicate_next                GET     login     deny      ok          deny   deny  deny
