@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0012_guidelines'),
+        ('annotation', '0013_judging_order_cal'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
