@@ -269,11 +269,15 @@ class LabelEditAdmin(GuardedDeleteAdmin):
 @admin.register(Judgment)
 class JudgmentAdmin(LabelEditAdmin):
     form = JudgmentForm
-    list_display = ["item", "user", "answer", "source_domain", "given_at", "time_on_task_ms"]
-    list_filter = ["answer", "source_domain"]
-    readonly_fields = ["item", "user", "assignment", "source_domain", "given_at", "time_on_task_ms", "request_id"]
+    list_display = ["item", "user", "answer", "source_domain", "given_at", "time_on_task_ms", "withdrawn_at"]
+    list_filter = ["answer", "source_domain", ("withdrawn_at", admin.EmptyFieldListFilter)]
+    readonly_fields = ["item", "user", "assignment", "source_domain", "given_at", "time_on_task_ms", "request_id",
+                       "withdrawn_at"]
     edit_fields = ["answer", "source_url", "quote"]
     inlines = [JudgmentHistoryInline]
+
+    def get_queryset(self, request):
+        return Judgment.all_objects.select_related("item", "user")  # undone answers stay visible (withdrawn_at)
 
     @staticmethod
     def edit(obj, *, by, note, answer, source_url, quote):

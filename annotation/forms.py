@@ -8,15 +8,15 @@ from django.core.exceptions import ValidationError
 from annotation.lib.rules import RULES
 from annotation.lib.templates import TemplateError, check_template
 from annotation.lib.type_rule import TypeOptions
-from annotation.models import Label, QuestionTemplate, Role
+from annotation.models import Answer, Label, QuestionTemplate, Role
 
 
 class JudgmentForm(forms.Form):
-    answer = forms.ChoiceField(choices=Label.choices, widget=forms.RadioSelect)
+    answer = forms.ChoiceField(choices=Answer.choices, widget=forms.RadioSelect)
     source_url = forms.CharField(max_length=2000, label="Source URL", required=False,  # the evidence policy decides
                                  widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "url",
                                                               "placeholder": "https://en.wikipedia.org/wiki/…"}))
-    quote = forms.CharField(required=False, max_length=5000, label="Quote (optional)",
+    quote = forms.CharField(required=False, max_length=5000, label="Quote or comment",  # required with can't tell
                             widget=forms.TextInput(attrs={"autocomplete": "off",
                                                           "placeholder": "the sentence that supports your answer"}))
     time_on_task_ms = forms.IntegerField(required=False, min_value=0, max_value=24 * 3600 * 1000,

@@ -34,6 +34,15 @@ class Label(models.TextChoices):
     NO = "N", "no"
 
 
+class Answer(models.TextChoices):
+    """An annotator's answer: a label, or "can't tell" (the item then goes to adjudication with the annotator's
+    comment, ``annotation.lib.item_state``). Final labels, gold answers and adjudications are ``Label`` only."""
+
+    YES = "Y", "yes"
+    NO = "N", "no"
+    CANT_TELL = "C", "can't tell"
+
+
 JUDGING_ORDERS = [
     ("random", "random (shuffled)"),
     ("depth", "pool depth"),
@@ -223,31 +232,51 @@ class Assignment(models.Model):
         return f"{self.kind} item {self.item_id} -> {self.user} ({self.state})"
 
 
+class ActiveJudgmentManager(models.Manager):
+    """The judgments that count: withdrawn ones (undone by their author) left out. Every reader of answers
+    (item state, agreement, exports, quality) goes through this default manager; ``Judgment.all_objects`` also
+    has the withdrawn ones (backups, the history, the person's own recent answers)."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(withdrawn_at__isnull=True)
+
+
 class Judgment(models.Model):
-    """One annotator's Y/N with its evidence. At most one per (item, user); ``request_id`` makes retries safe."""
+    """One annotator's answer (Y, N or can't tell) with its evidence. At most one active per (item, user);
+    ``request_id`` makes retries safe. Undo (``services/undo``) withdraws a judgment: the row stays, with
+    ``withdrawn_at`` set and a history version saying so, and no longer counts anywhere."""
+
+    objects = ActiveJudgmentManager()
+    all_objects = models.Manager()
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="judgments")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments")
     assignment = models.OneToOneField(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgment")
-    answer = models.CharField(max_length=1, choices=Label.choices)
+    answer = models.CharField(max_length=1, choices=Answer.choices)
     source_url = models.URLField(max_length=2000, blank=True,
                                  help_text="Normalised: lower-case host, no fragment; empty when the campaign's "
                                            "evidence policy did not require one and none was given")
     source_domain = models.CharField(max_length=255, blank=True, help_text="The allow-listed domain the URL matched")
-    quote = models.TextField(blank=True)
+    quote = models.TextField(blank=True, help_text="The supporting quote; with can't tell, the annotator's comment "
+                                                   "(required then)")
     given_at = models.DateTimeField()
     # Measured on the server, from the hand-out to the answer (what the rushed-answer check reads); the client's
     # own figure is only a hint, clamped to the server's (a client can send anything).
     time_on_task_ms = models.PositiveIntegerField(null=True, blank=True)
     client_time_ms = models.PositiveIntegerField(null=True, blank=True, help_text="The client's time on task (hint)")
     request_id = models.CharField(max_length=100, blank=True, help_text="Client id of the request (idempotent retries)")
+    withdrawn_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="When its author undid it (it no longer counts); blank: active")
 
     class Meta:
         ordering = ["item", "given_at", "id"]
+        base_manager_name = "all_objects"  # a label version's judgment is found even when withdrawn
         constraints = [
-            models.UniqueConstraint(fields=["item", "user"], name="judgment_once_per_user"),
+            models.UniqueConstraint(fields=["item", "user"], condition=Q(withdrawn_at__isnull=True),
+                                    name="judgment_once_per_user"),
             models.UniqueConstraint(
-                fields=["user", "request_id"], condition=~Q(request_id=""), name="judgment_unique_request"
+                fields=["user", "request_id"], condition=~Q(request_id="") & Q(withdrawn_at__isnull=True),
+                name="judgment_unique_request",
             ),
         ]
 
@@ -298,6 +327,7 @@ class LabelVersion(models.Model):
     class Reason(models.TextChoices):
         SUBMIT = "submit", "submitted"
         ADMIN_EDIT = "admin_edit", "changed by an admin"
+        UNDO = "undo", "withdrawn by its author (undo)"
         INITIAL = "initial", "state when the history began"
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="label_versions")
@@ -312,8 +342,8 @@ class LabelVersion(models.Model):
     changed_at = models.DateTimeField()
     reason = models.CharField(max_length=12, choices=Reason.choices)
     note = models.TextField(blank=True, help_text="Why the change was made (required for admin edits)")
-    old_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
-    new_answer = models.CharField(max_length=1, choices=Label.choices, blank=True)
+    old_answer = models.CharField(max_length=1, choices=Answer.choices, blank=True)
+    new_answer = models.CharField(max_length=1, choices=Answer.choices, blank=True)
     old_source_url = models.CharField(max_length=2000, blank=True)
     new_source_url = models.CharField(max_length=2000, blank=True)
     old_text = models.TextField(blank=True)

@@ -1,7 +1,7 @@
 """Judging pages under /campaigns/ and the JSON API under /api/ (see annotation.api)."""
 from django.urls import include, path
 
-from annotation.views import audit, guidelines, judging, manage, quality
+from annotation.views import audit, guidelines, judging, manage, quality, undo
 
 app_name = "annotation"
 
@@ -15,6 +15,8 @@ pages = [
     path("<slug:name>/judge/<int:hand_out>/", judging.judge_item, name="judge_item"),
     path("<slug:name>/judge/<int:hand_out>/skip/", judging.judge_skip, name="judge_skip"),
     path("<slug:name>/judge/<int:hand_out>/next/", judging.judge_prepare_next, name="judge_prepare_next"),
+    path("<slug:name>/recent/", undo.recent, name="recent_answers"),
+    path("<slug:name>/undo/", undo.undo, name="undo"),
     path("<slug:name>/adjudicate/", judging.adjudicate_next, name="adjudicate_next"),
     path("<slug:name>/adjudicate/<int:hand_out>/", judging.adjudicate_item, name="adjudicate_item"),
     path("<slug:name>/audit/", audit.audit_next, name="audit_next"),

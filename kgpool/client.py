@@ -311,6 +311,10 @@ class Client:
     def skip(self, name: str, hand_out: int) -> dict[str, Any]:
         return self.post(f"campaigns/{name}/hand-outs/{hand_out}/skip/")
 
+    def undo(self, name: str, hand_out: int) -> HandOut:
+        """Undo my answer of ``hand_out`` (answer "C" with a ``quote`` is "can't tell"); the hand-out opens again."""
+        return self.post(f"campaigns/{name}/hand-outs/{hand_out}/undo/")
+
     def next_adjudication(self, name: str) -> dict[str, Any]:
         return self.post(f"campaigns/{name}/next-adjudication/")
 

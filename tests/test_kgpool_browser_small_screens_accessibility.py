@@ -63,7 +63,7 @@ def pages_by_role(campaign, run) -> dict[str, list[str]]:
     report = f"/evaluation/{run.pk}/"
     return {
         "": ["/login/"],
-        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", f"{base}/guidelines/",
+        "annotator": ["/", "/campaigns/", f"{base}/", f"{base}/judge/", f"{base}/guidelines/", f"{base}/recent/",
                       "/evaluation/"],  # the report: as staff
         "adjudicator": [f"{base}/adjudicate/"],
         "expert": [f"{base}/audit/"],

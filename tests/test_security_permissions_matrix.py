@@ -45,6 +45,9 @@ annotation:guidelines                     GET     login     ok        ok        
 annotation:judge_next                     GET     login     ok        deny        deny   deny  deny
 annotation:judge_item                     GET     login     deny      deny        deny   deny  deny
 annotation:judge_skip                     POST    login     deny      deny        deny   deny  deny
+annotation:judge_prepare_next             GET     login     deny      deny        deny   deny  deny
+annotation:recent_answers                 GET     login     ok        deny        deny   deny  deny
+annotation:undo                           POST    login     ok        deny        deny   deny  deny
 annotation:adjudicate_next                GET     login     deny      ok          deny   deny  deny
 annotation:adjudicate_item                GET     login     deny      deny        deny   deny  deny
 annotation:audit_next                     GET     login     deny      deny        ok     deny  deny
@@ -76,6 +79,7 @@ annotation:api_next_item                  POST    401       ok        deny      
 annotation:api_item                       GET     401       deny      deny        deny   deny  deny
 annotation:api_judgment                   POST    401       deny      deny        deny   deny  deny
 annotation:api_skip                       POST    401       deny      deny        deny   deny  deny
+annotation:api_undo                       POST    401       deny      deny        deny   deny  deny
 annotation:api_next_adjudication          POST    401       deny      ok          deny   deny  deny
 annotation:api_adjudicate                 POST    401       deny      deny        deny   deny  deny
 evaluation:runs                           GET     login     ok        ok          ok     ok    ok

@@ -211,7 +211,7 @@ class Quality(APIView):
             "rushed": [{"username": p.username, "judgments": p.judgments, "median_ms": _number(p.median_ms),
                         "ratio": _number(p.ratio), "rushed": p.rushed, "flagged": p.flagged} for p in rushed.annotators],
             "flags": {f.kind: f.items for f in flag_counts(campaign)}, "reused": reused_count(campaign),
-            "agreement": [{"group": a.group, "items": a.items, "percent": _interval(a.percent),
+            "agreement": [{"group": a.group, "items": a.items, "cant_tell": a.cant_tell, "percent": _interval(a.percent),
                            "kappa": _interval(a.kappa), "ac1": _interval(a.ac1), "alpha": _interval(a.alpha)}
                           for a in agreement_with_ci(campaign, samples=int(samples))],
         })

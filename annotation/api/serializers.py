@@ -5,12 +5,16 @@ from rest_framework import serializers
 
 
 class JudgmentIn(serializers.Serializer):
-    answer = serializers.CharField(max_length=5, help_text="Y or N (yes / no accepted)")
+    answer = serializers.CharField(max_length=12, help_text="Y, N or C: can't tell (yes / no / cant_tell accepted); "
+                                                            "with C a comment is required (the adjudicator reads it)")
     source_url = serializers.CharField(
         max_length=2000, required=False, allow_blank=True, default="",
         help_text="On one of the campaign's verified domains; required for the answers the campaign's "
                   "evidence_policy names (yes: for Y, no: for N, both, never)")
-    quote = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    quote = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="",
+                                  help_text="The supporting quote; with C, the comment (or send it as comment)")
+    comment = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="",
+                                    help_text="With C: why you can't tell; stored as the judgment's quote")
     time_on_task_ms = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=86_400_000,
         help_text="Your own measure of the time on task (ms): kept as a hint, never above the server's measure "
@@ -69,7 +73,7 @@ class HandoutOut(serializers.Serializer):
 
 class AnswerOut(serializers.Serializer):
     annotator = serializers.CharField(help_text="A or B")
-    answer = serializers.CharField(help_text="Y or N")
+    answer = serializers.CharField(help_text="Y, N or C (can't tell: quote holds the annotator's comment)")
     source_url = serializers.CharField()
     source_domain = serializers.CharField()
     quote = serializers.CharField()
@@ -86,7 +90,7 @@ class AdjudicationHandoutOut(serializers.Serializer):
 class JudgmentOut(serializers.Serializer):
     id = serializers.IntegerField()
     hand_out = serializers.IntegerField(allow_null=True)
-    answer = serializers.CharField()
+    answer = serializers.CharField(help_text="Y, N or C (can't tell)")
     source_url = serializers.CharField()
     source_domain = serializers.CharField()
     quote = serializers.CharField()

@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaigns/<slug:name>/hand-outs/<int:hand_out>/", views.ItemDetail.as_view(), name="api_item"),
     path("campaigns/<slug:name>/hand-outs/<int:hand_out>/judgment/", views.SubmitJudgment.as_view(), name="api_judgment"),
     path("campaigns/<slug:name>/hand-outs/<int:hand_out>/skip/", views.Skip.as_view(), name="api_skip"),
+    path("campaigns/<slug:name>/hand-outs/<int:hand_out>/undo/", views.Undo.as_view(), name="api_undo"),
     path("campaigns/<slug:name>/next-adjudication/", views.NextAdjudication.as_view(), name="api_next_adjudication"),
     path("campaigns/<slug:name>/hand-outs/<int:hand_out>/adjudication/", views.Adjudicate.as_view(),
          name="api_adjudicate"),

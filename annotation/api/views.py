@@ -28,10 +28,12 @@ from annotation.services.errors import (
     InvalidState,
     NotAllowed,
     NotAssigned,
+    UndoRefused,
 )
 from annotation.services.hand_out_sql import fast_path, hand_out_for_api
 from annotation.services.judging import submit_judgment
 from annotation.services.submit_sql import submit_for_api
+from annotation.services.undo import undo_judgment
 from annotation.views._common import member_campaign, own_hand_out, public_message
 
 ERRORS = {
@@ -143,7 +145,7 @@ class SubmitJudgment(APIView):
             v = data.validated_data
             with _submit_errors():
                 done = submit_for_api(name, hand_out, request.user, v["answer"], v["source_url"],
-                                      quote=v.get("quote", ""), client_time_ms=v.get("time_on_task_ms"),
+                                      quote=_quote(v), client_time_ms=v.get("time_on_task_ms"),
                                       request_id=v.get("request_id", ""))
             if done is not None:
                 judgment, repeat = done
@@ -157,9 +159,14 @@ class SubmitJudgment(APIView):
         # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
         existed = assignment.state == Assignment.State.DONE
         with _submit_errors():
-            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=v.get("quote", ""),
+            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=_quote(v),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
         return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+def _quote(validated: dict) -> str:
+    """The judgment's text: the quote, or the can't-tell comment sent as ``comment``."""
+    return validated.get("quote", "") or validated.get("comment", "")
 
 
 @contextmanager
@@ -190,6 +197,22 @@ class Skip(APIView):
             if assignment.state != Assignment.State.SKIPPED:
                 raise Conflict(public_message(exc)) from None
         return Response({"detail": f"hand-out {assignment.pk} skipped"})
+
+
+class Undo(APIView):
+    @extend_schema(request=None, responses={200: s.HandoutOut, **ERRORS},
+                   summary="Undo my answer of this hand-out while nobody else acted on it; the hand-out opens again")
+    def post(self, request: Request, name: str, hand_out: int) -> Response:
+        campaign = _campaign(request, name, Role.ANNOTATOR)
+        assignment = _hand_out(request, campaign, hand_out)
+        judgment = Judgment.objects.filter(assignment=assignment).first()
+        if judgment is None:
+            raise Conflict("this hand-out has no answer to undo")
+        try:
+            reopened = undo_judgment(judgment, request.user, campaign=campaign)
+        except (UndoRefused, NotAllowed) as exc:
+            raise Conflict(public_message(exc)) from None
+        return Response(_handout(reopened, campaign))
 
 
 class NextAdjudication(APIView):

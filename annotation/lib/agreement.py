@@ -3,6 +3,15 @@ Krippendorff's alpha (nominal) and a percentile bootstrap over units.
 
 Pairs are (label of rater 1, label of rater 2); units are lists of the labels one item received, any number
 of raters, ``None`` for a missing value. Undefined values (no data, or chance agreement of 1) are ``nan``.
+
+"Can't tell" answers (``CANT_TELL``, issue 15) are not a third category of the question: the annotator gave no
+label. The campaign's statistics (:func:`yes_no_statistics`) therefore read them so:
+
+- percent agreement over every doubly judged item, a pair with a can't tell (C/Y, C/N and C/C alike) counting
+  as a disagreement: the two answers did not decide the item, it went to adjudication;
+- Cohen's kappa and Gwet's AC1 over the Y/N pairs only (a can't tell is no rating to correct for chance);
+- Krippendorff's alpha with can't-tell answers as missing values (its way of leaving a rating out);
+- the number of pairs with a can't tell reported beside them.
 """
 from __future__ import annotations
 
@@ -81,6 +90,31 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable | None]]) -> fl
     if disagree_expected == 0:
         return NAN
     return 1 - (n - 1) * disagree_observed / disagree_expected
+
+
+CANT_TELL = "C"  # annotation.models.Answer.CANT_TELL
+
+
+@dataclass(frozen=True)
+class YesNoStatistics:
+    items: int  # doubly judged items (pairs), can't tell included
+    cant_tell: int  # pairs with at least one can't-tell answer
+    percent: float  # over all pairs, a can't tell counting as a disagreement
+    kappa: float  # Y/N pairs only
+    ac1: float  # Y/N pairs only
+    alpha: float  # every answer of the units, can't tell as missing
+
+
+def yes_no_statistics(pairs: Sequence[Pair], units: Sequence[Sequence[Hashable | None]] | None = None,
+                      cant_tell: Hashable = CANT_TELL) -> YesNoStatistics:
+    """The agreement statistics of yes/no judging with can't-tell answers, as the module's docstring says.
+    ``units``: every answer of each item for alpha (default: the pairs)."""
+    yes_no = [(a, b) for a, b in pairs if a != cant_tell and b != cant_tell]
+    percent = NAN if not pairs else sum(1 for a, b in pairs if a == b and a != cant_tell) / len(pairs)
+    units = pairs_to_units(pairs) if units is None else units
+    alpha = krippendorff_alpha_nominal([[None if v == cant_tell else v for v in unit] for unit in units])
+    return YesNoStatistics(len(pairs), len(pairs) - len(yes_no), percent, cohen_kappa(yes_no),
+                           gwet_ac1(yes_no, ("Y", "N")), alpha)
 
 
 def pairs_to_units(pairs: Sequence[Pair]) -> list[list[Hashable]]:

@@ -8,8 +8,10 @@ reused from elsewhere, an expert label an admin made final). The rules, in order
 2. An untouched item (no judgment, no open hand-out, no adjudication) labelled by a rule stays
    ``auto_negative`` (N, origin rule); one labelled elsewhere stays ``imported`` with its label and origin.
 3. An adjudicated item is ``adjudicated`` with the adjudicator's label.
-4. With ``judgments_per_item`` judgments or more: ``agreed`` (origin unanimous) when all answers are equal and
-   no consistency flag routed it to adjudication, else ``conflict`` (no label until adjudicated).
+4. With ``judgments_per_item`` judgments or more: ``agreed`` (origin unanimous) when all answers are equal, none
+   is "can't tell" and no consistency flag routed it to adjudication, else ``conflict`` (no label until
+   adjudicated). A can't-tell answer counts as one of the judgments: the item waits for its other answers as
+   usual (they stay independent) and then goes to adjudication, with the annotator's comment.
 5. Otherwise ``pending`` (nothing given or handed out) or ``in_progress``.
 6. On a final status, an expert label an admin made final (stored origin ``expert``, legacy) stays the label.
 7. An expert-audit label made final (stored origin ``audit``, ``apply_audit_labels``) is the item's decision:
@@ -29,6 +31,7 @@ ADJUDICATED, AUTO_NEGATIVE, IMPORTED = "adjudicated", "auto_negative", "imported
 FINAL_STATUSES = (AUTO_NEGATIVE, AGREED, ADJUDICATED, IMPORTED)
 UNANIMOUS, RULE, EXPERT, AUDIT = "unanimous", "rule", "expert", "audit"
 NO = "N"
+CANT_TELL = "C"  # annotation.models.Answer.CANT_TELL: an annotator's answer, never a final label
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def derive_item_state(facts: ItemFacts) -> ItemState:
     elif facts.adjudication is not None:
         base = state(ADJUDICATED, facts.adjudication, ADJUDICATED)
     elif judged >= max(1, facts.judgments_per_item):
-        agreed = len(set(facts.answers)) == 1 and not facts.flagged
+        agreed = len(set(facts.answers)) == 1 and facts.answers[0] != CANT_TELL and not facts.flagged
         base = state(AGREED, facts.answers[0], UNANIMOUS) if agreed else state(CONFLICT)
     else:
         base = state(PENDING if untouched else IN_PROGRESS)

@@ -7,14 +7,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotation.lib.agreement import (
-    Interval,
-    cohen_kappa,
-    gwet_ac1,
-    krippendorff_alpha_nominal,
-    percent_agreement,
-    wilson_interval,
-)
+from annotation.lib.agreement import Interval, wilson_interval, yes_no_statistics
 from annotation.lib.evidence import NO_SOURCE_GROUP
 from annotation.models import Campaign, Item, Judgment
 from annotation.selectors.filtering import kg_categories
@@ -26,10 +19,12 @@ GROUPINGS = ("overall", "pair", "relation", "category", "depth", "domain")
 class AgreementRow:
     group: str
     items: int  # items with two judgments
-    percent: float
-    kappa: float
-    ac1: float
-    alpha: float  # Krippendorff's alpha over every judgment of the group's items (any number of raters)
+    percent: float  # a pair with a can't-tell answer counts as a disagreement
+    kappa: float  # Y/N pairs only
+    ac1: float  # Y/N pairs only
+    alpha: float  # Krippendorff's alpha over every judgment of the group's items (any number of raters; can't
+    # tell as a missing value)
+    cant_tell: int = 0  # pairs with a can't-tell answer (annotation.lib.agreement.yes_no_statistics)
 
 
 def _judgments(campaign: Campaign):
@@ -78,15 +73,14 @@ def agreement(campaign: Campaign, by: str = "overall") -> list[AgreementRow]:
             tuple(answer for _u, answer, _d in sorted(j[:2], key=lambda x: x[0])) if by == "pair" else (j[0][1], j[1][1])
             for j in units if len(j) >= 2
         ]
-        rows.append(AgreementRow(
-            key, len(pairs), percent_agreement(pairs), cohen_kappa(pairs), gwet_ac1(pairs, ("Y", "N")),
-            krippendorff_alpha_nominal([[answer for _u, answer, _d in j] for j in units]),
-        ))
+        stats = yes_no_statistics(pairs, [[answer for _u, answer, _d in j] for j in units])
+        rows.append(AgreementRow(key, stats.items, stats.percent, stats.kappa, stats.ac1, stats.alpha, stats.cant_tell))
     return rows
 
 
 def gold_accuracy(campaign: Campaign) -> dict[int, Interval]:
-    """user id -> accuracy on gold checks with a Wilson 95% interval."""
+    """user id -> accuracy on gold checks with a Wilson 95% interval (a can't tell on a gold check is not a pass:
+    the check asked for the known answer)."""
     tally: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     for user_id, answer, gold in Judgment.objects.filter(item__campaign=campaign, item__is_gold=True).values_list(
         "user_id", "answer", "item__gold_answer"

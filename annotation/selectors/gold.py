@@ -17,8 +17,8 @@ class GoldAccuracy:
     correct: int
     total: int
     accuracy: Interval  # estimate with a Wilson 95% interval (nan when no gold check answered)
-    missed_yes: int  # gold Y answered N
-    missed_no: int  # gold N answered Y
+    missed_yes: int  # gold Y answered N (or can't tell: not a pass)
+    missed_no: int  # gold N answered Y (or can't tell)
 
     def below(self, threshold: float) -> bool:
         return self.total > 0 and self.accuracy.estimate < threshold

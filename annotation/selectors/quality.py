@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.lib.agreement import Interval, Table, table_intervals
 from annotation.lib.evidence import NO_SOURCE_GROUP
-from annotation.models import Adjudication, Campaign, Item, Judgment, Label
+from annotation.models import Adjudication, Answer, Campaign, Item, Judgment, Label
 from annotation.selectors.filtering import kg_categories
 from pooling.models import PoolHit
 
@@ -39,12 +39,13 @@ HUMAN_STATUSES = (Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFL
 @dataclass(frozen=True)
 class AgreementCI:
     group: str
-    items: int  # items with two judgments
+    items: int  # items with two Y/N judgments
     table: Table  # (first judgment, second judgment) counts
     percent: Interval
     kappa: Interval
     ac1: Interval
     alpha: Interval
+    cant_tell: int = 0  # items whose two judgments include a can't tell: left out of the 2x2 table
 
 
 def judgment_pairs(campaign: Campaign) -> dict[int, tuple[tuple[str, str], tuple[str, str]]]:
@@ -68,7 +69,9 @@ def agreement_with_ci(
     """Percent agreement, Cohen's kappa, Gwet's AC1 and Krippendorff's alpha, each with a percentile bootstrap
     interval (items resampled, ``seed``ed), overall or by relation, relation category (1-1 ...), pool depth,
     contributing system (an item counts for every system that pooled it) or source domain (an item counts for
-    each distinct domain its two judgments cite). Rater 1 is the first judgment given."""
+    each distinct domain its two judgments cite). Rater 1 is the first judgment given. Pairs with a can't-tell
+    answer are no Y/N rating: they are left out of the table and counted in ``cant_tell`` (the agreement page,
+    ``annotation.lib.agreement.yes_no_statistics``, counts them as disagreements in its percent agreement)."""
     if by not in CI_GROUPINGS:
         raise ValueError(f"unknown grouping {by!r}; one of {', '.join(CI_GROUPINGS)}")
     pairs = judgment_pairs(campaign)
@@ -99,16 +102,20 @@ def agreement_with_ci(
             keys = {pk: sorted(systems.get(info[pk][3]) or {"unknown"}) for pk in pairs}
     else:
         keys = {pk: sorted({first[1], second[1]}) for pk, (first, second) in pairs.items()}
-    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # yy, yn, ny, nn, with a can't tell
     for pk, ((a, _d1), (b, _d2)) in pairs.items():
-        cell = (0 if a == Label.YES else 2) + (0 if b == Label.YES else 1)
+        if Answer.CANT_TELL in (a, b):
+            cell = 4
+        else:
+            cell = (0 if a == Label.YES else 2) + (0 if b == Label.YES else 1)
         for key in keys[pk]:
             groups[key][cell] += 1
     rows = []
     for key in sorted(groups, key=_group_order):
-        table = Table(*groups[key])
+        table = Table(*groups[key][:4])
         stats = table_intervals(table, samples=samples, level=level, seed=seed)
-        rows.append(AgreementCI(key, table.n, table, stats["percent"], stats["kappa"], stats["ac1"], stats["alpha"]))
+        rows.append(AgreementCI(key, table.n, table, stats["percent"], stats["kappa"], stats["ac1"], stats["alpha"],
+                                groups[key][4]))
     return rows
 
 
@@ -261,7 +268,8 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
     judged answers its tail question (h, r, ?) and its head question (?, r, t). Qids are those of the final
     qrels (``completed_questions``); a question absent there (no final positive) that the annotator answered
     Y gets the next free qid; questions where the annotator said only N and that the final set lacks are
-    left out (a question without a relevant answer does not count in trec_eval)."""
+    left out (a question without a relevant answer does not count in trec_eval); can't-tell answers are no
+    judgment of relevance and are left out."""
     from annotation.selectors.labels import _qid_number, completed_questions
     from pooling.engine.questions import HEAD, TAIL
 
@@ -278,6 +286,8 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
     for h, r, t, answer in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, user=user).values_list(
         "item__head__key", "item__relation__key", "item__tail__key", "answer"
     ):
+        if answer not in (Label.YES, Label.NO):
+            continue  # can't tell: the annotator gave no label for this triple
         rel = 1 if answer == Label.YES else 0
         answers[(TAIL, h, r)][t] = rel
         answers[(HEAD, t, r)][h] = rel

@@ -39,7 +39,7 @@ def next_adjudication(campaign: Campaign, user, *, now: datetime | None = None) 
                 )
                 if own is not None:
                     return own
-                judged = Judgment.objects.filter(user=user, item__campaign=campaign).values("item_id")
+                judged = Judgment.all_objects.filter(user=user, item__campaign=campaign).values("item_id")  # undone too
                 mine = Assignment.objects.filter(user=user, kind=adjudicate, item__campaign=campaign).values("item_id")
                 held = Assignment.objects.filter(
                     kind=adjudicate, state=Assignment.State.OPEN, expires_at__gt=now, item__campaign=campaign
@@ -84,7 +84,7 @@ def adjudicate(item: Item, user, label: str, reason: str, *, now: datetime | Non
     now = now or timezone.now()
     with transaction.atomic():
         locked = lock_waiting(Item.objects.filter(pk=item.pk)).get()
-        if Judgment.objects.filter(item=locked, user=user).exists():
+        if Judgment.all_objects.filter(item=locked, user=user).exists():  # an undone answer too
             raise NotAllowed(f"{user} judged item {item.pk} and cannot adjudicate it")
         if locked.status != Item.Status.CONFLICT:
             existing = Adjudication.objects.filter(item=locked).first()

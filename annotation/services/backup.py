@@ -198,7 +198,8 @@ class TableWriter:
             ("adjudication", Adjudication, "adjudicator_id", fmt.ADJUDICATION_FIELDS),
             ("expert", ExpertReview, "expert_id", fmt.EXPERT_REVIEW_FIELDS),
         ):
-            rows = sorted(model.objects.filter(item__campaign=campaign),
+            manager = Judgment.all_objects if model is Judgment else model.objects  # undone answers too (history)
+            rows = sorted(manager.filter(item__campaign=campaign),
                            key=lambda r, uf=user_field: (line[r.item_id], self.user(getattr(r, uf)), r.pk))
             subject_line[kind] = {r.pk: n for n, r in enumerate(rows)}
             encoded = []

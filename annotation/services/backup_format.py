@@ -66,7 +66,7 @@ def decode_row(model: type[models.Model], row: dict[str, Any], fields: Iterable[
     values = {}
     for name in fields:
         field = model._meta.get_field(name)
-        if name not in row and field.has_default():
+        if name not in row and (field.has_default() or field.null):
             continue  # a field added after the backup was written (e.g. a campaign's evidence_policy): its default
         value = row[name]
         if value is not None and isinstance(field, models.DateTimeField):
@@ -176,7 +176,8 @@ TEMPLATE_FIELDS = ["text", "is_generated", "updated_at"]
 ITEM_FIELDS = ["status", "label", "label_origin", "rule", "num_judgments", "num_active", "queue_key", "is_gold",
                "gold_answer", "flags", "updated_at"]
 ASSIGNMENT_FIELDS = ["kind", "state", "handed_out_at", "expires_at", "closed_at"]
-JUDGMENT_FIELDS = ["answer", "source_url", "source_domain", "quote", "given_at", "time_on_task_ms", "request_id"]
+JUDGMENT_FIELDS = ["answer", "source_url", "source_domain", "quote", "given_at", "time_on_task_ms", "request_id",
+                   "withdrawn_at"]
 ADJUDICATION_FIELDS = ["label", "reason", "decided_at"]
 EXPERT_REVIEW_FIELDS = ["label", "comment", "given_at"]
 AUDIT_ITEM_FIELDS = ["position", "final_label", "final_origin", "seed", "drawn_at"]

@@ -95,8 +95,8 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
     if item is None or campaign is None:
         item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
         campaign = item.campaign
-    if item.is_gold:
-        return report
+    if item.is_gold or judgment.answer not in (Label.YES, Label.NO):
+        return report  # a can't tell contradicts nothing (it goes to adjudication anyway)
     kg = campaign.pool.sample.kg
     h, r, t = item.head_id, item.relation_id, item.tail_id
     found: dict[int, set[str]] = defaultdict(set)
@@ -107,7 +107,8 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
             same = Q(head_id=h) if side == TAIL else Q(tail_id=t)
             others = Item.objects.filter(same, campaign=campaign, relation_id=r, is_gold=False).exclude(pk=item.pk)
             yes_items = set(
-                others.filter(Q(label=Label.YES, status__in=FINAL_STATUSES) | Q(judgments__answer=Label.YES))
+                others.filter(Q(label=Label.YES, status__in=FINAL_STATUSES)
+                              | Q(judgments__answer=Label.YES, judgments__withdrawn_at__isnull=True))
                 .values_list("pk", flat=True)
             )
             sample = SampleTriple.objects.filter(same, sample=campaign.pool.sample_id, relation_id=r).exclude(

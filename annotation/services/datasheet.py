@@ -46,7 +46,9 @@ def datasheet(campaign: Campaign) -> str:
     if overall:
         row = overall[0]
         lines.append(f"- agreement over {row.items} doubly judged items: {_f(100 * row.percent, 1)}%, Cohen's kappa "
-                     f"{_f(row.kappa)}, Krippendorff's alpha {_f(row.alpha)}")
+                     f"{_f(row.kappa)}, Krippendorff's alpha {_f(row.alpha)}"
+                     + (f"; {row.cant_tell} of them with a can't-tell answer (a disagreement in the percent; kappa "
+                        "over the yes/no pairs only)" if row.cant_tell else ""))
     lines += ["", "## Reusability (leave one system out, Zobel 1998)", ""]
     lines += reusability_lines(campaign.name)
     return "\n".join(lines) + "\n"

@@ -24,3 +24,7 @@ class InvalidSource(AnnotationError):
 
 class InvalidState(AnnotationError):
     """The item is not in a state that allows the action (e.g. adjudicating an agreed item)."""
+
+
+class UndoRefused(AnnotationError):
+    """An answer cannot be undone any more: someone else acted on it (the message says who did what)."""

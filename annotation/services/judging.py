@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.lib.evidence import source_required
 from annotation.lib.sources import Source, SourceError, check_source
-from annotation.models import Assignment, Item, Judgment, Label
+from annotation.models import Answer, Assignment, Item, Judgment, Label
 from annotation.services._locking import lock_waiting
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
 from annotation.services.item_state import settle_after_judgment
@@ -17,15 +17,27 @@ from annotation.services.label_history import record_submitted
 
 _MAX_MS = 2**31 - 1  # the column's range (a hand-out may last longer than 24.8 days in theory)
 _ANSWERS = {"y": Label.YES, "yes": Label.YES, "true": Label.YES, "n": Label.NO, "no": Label.NO, "false": Label.NO}
+_CANT_TELL = {"c": Answer.CANT_TELL, "cant_tell": Answer.CANT_TELL, "can't tell": Answer.CANT_TELL,
+              "cant tell": Answer.CANT_TELL, "?": Answer.CANT_TELL}
 
 
-def parse_answer(answer: str | bool) -> str:
+def parse_answer(answer: str | bool, *, cant_tell: bool = False) -> str:
+    """Y or N from the accepted spellings; with ``cant_tell`` (an annotator's answer, not a final label) also
+    C, "can't tell"."""
     if isinstance(answer, bool):
         return Label.YES if answer else Label.NO
-    value = _ANSWERS.get(str(answer).strip().lower())
+    key = str(answer).strip().lower()
+    value = _ANSWERS.get(key) or (_CANT_TELL.get(key) if cant_tell else None)
     if value is None:
-        raise AnnotationError(f"the answer must be Y or N, not {answer!r}")
+        choices = "Y, N or C (can't tell)" if cant_tell else "Y or N"
+        raise AnnotationError(f"the answer must be {choices}, not {answer!r}")
     return value
+
+
+def check_comment(answer: str, quote: str) -> None:
+    """A can't-tell answer needs the annotator's comment (in ``quote``): the adjudicator reads it."""
+    if answer == Answer.CANT_TELL and not (quote or "").strip():
+        raise AnnotationError("say why you can't tell: a comment is required with \"can't tell\"")
 
 
 def submit_judgment(
@@ -47,13 +59,14 @@ def submit_judgment(
     InvalidSource. The time on task is measured here, from the hand-out to ``now``; the client's own figure
     (``client_time_ms``, e.g. the page's visible time) is kept beside it as a hint, never above the server's.
     With the last judgment the item is decided: the same answer -> agreed (origin unanimous); different
-    answers -> conflict (adjudication queue); an item carrying a consistency flag goes to adjudication even
+    answers, or any can't tell (C, which needs a comment in ``quote``) -> conflict (adjudication queue); an item carrying a consistency flag goes to adjudication even
     when the answers agree. After the write the judgment is checked for consistency (issue 8,
     ``services/consistency.check_judgment``): contradicting items are flagged and routed to adjudication.
     The campaign's evidence policy says for which answers a source is required; a source given is always checked.
     """
     now = now or timezone.now()
-    answer = parse_answer(answer)
+    answer = parse_answer(answer, cant_tell=True)
+    check_comment(answer, quote)
     request_id = (request_id or "").strip()
     campaign = item.campaign
     with transaction.atomic():

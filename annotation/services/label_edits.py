@@ -36,10 +36,12 @@ def edit_judgment(judgment: Judgment, *, by, note: str, answer: str | bool | Non
     now = now or timezone.now()
     with transaction.atomic():
         item = lock_waiting(Item.objects.filter(pk=judgment.item_id)).get()
-        current = Judgment.objects.get(pk=judgment.pk)
+        current = Judgment.all_objects.get(pk=judgment.pk)
+        if current.withdrawn_at is not None:
+            raise AnnotationError("this judgment was undone by its author; it no longer counts and is not edited")
         old = snapshot(current)
         if answer is not None:
-            current.answer = parse_answer(answer)
+            current.answer = parse_answer(answer, cant_tell=True)
         if source_url is not None and source_url.strip() != current.source_url:
             try:
                 source = check_source(source_url, item.campaign.allowed_domains)

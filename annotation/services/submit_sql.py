@@ -21,6 +21,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Campaign, Item, Judgment, LabelVersion, Membership, Role
 from annotation.services.judging import (
     after_judgment,
+    check_comment,
     earlier_judgment,
     new_judgment,
     parse_answer,
@@ -48,7 +49,8 @@ def submit_for_api(name: str, hand_out: int, user, answer: str | bool, source_ur
         locked = _locked_item(name, hand_out, user, request_id)
         if locked is None:
             return None
-        answer = parse_answer(answer)  # after the access checks, as on the previous path (403 before 400)
+        answer = parse_answer(answer, cant_tell=True)  # after the access checks, as on the previous path (403 before 400)
+        check_comment(answer, quote)
         campaign = locked.campaign
         read = _snapshot_reads(locked, hand_out, user)
         if read is None:  # the item changed while this request waited for its lock: read again, after the lock
@@ -110,6 +112,7 @@ def _locked_item_sql(by_request_id: bool) -> str:
     read = "(j.item_id = i.id AND j.user_id = %s) OR (NOT gi.is_gold AND j.item_id = i.id)"
     if by_request_id:
         read += " OR (j.user_id = %s AND j.request_id = %s)"
+    read = f"j.withdrawn_at IS NULL AND ({read})"  # undone answers no longer count (Judgment.objects)
     judged = ", ".join(f"'{c}', j.{c}" for c in _READ)
     return (
         f"SELECT {loaded}, a.user_id, "
@@ -152,6 +155,7 @@ def _hand_out_and_judgments(connection, locked: Item, hand_out: int, user,
     mine = "j.item_id = a.item_id" + (" AND j.user_id = a.user_id" if locked.is_gold else "")
     if request_id:
         mine = f"({mine}) OR (j.user_id = a.user_id AND j.request_id = %s)"
+    mine = f"j.withdrawn_at IS NULL AND ({mine})"  # undone answers no longer count (Judgment.objects)
     columns = ", ".join(f"j.{f.column}" for f in _JUDGMENT_FIELDS)
     sql = (f"SELECT a.state, a.handed_out_at, a.expires_at, {columns} FROM {Assignment._meta.db_table} a "
            f"LEFT JOIN {Judgment._meta.db_table} j ON {mine} WHERE a.id = %s")

@@ -310,7 +310,8 @@ def agreement_page(request: HttpRequest, name: str) -> HttpResponse:
                 group = " – ".join(usernames.get(int(u), f"user {u}") for u in row.group.split("-"))
             values = [_number(v) for v in (row.percent, row.kappa, row.ac1, row.alpha)]
             bars = [max(0.0, min(1.0, v)) * 100 if v is not None else 0.0 for v in values]
-            rows.append({"group": group, "items": row.items, "values": values, "bars": bars})
+            rows.append({"group": group, "items": row.items, "cant_tell": row.cant_tell, "values": values,
+                         "bars": bars})
         tables.append({"by": by, "title": title, "rows": rows})
     return render(request, "annotation/manage/agreement.html", _context(
         request, campaign, tables=tables, measures=("% agreement", "Cohen's κ", "Gwet's AC1", "Krippendorff's α"),

@@ -96,7 +96,7 @@ def quality_page(request: HttpRequest, name: str) -> HttpResponse:
     tables = []
     for by in CI_GROUPINGS:
         rows = [
-            {"group": row.group, "items": row.items,
+            {"group": row.group, "items": row.items, "cant_tell": row.cant_tell,
              **{key: _interval(getattr(row, key)) for key, _title in MEASURES}}
             for row in agreement_with_ci(campaign, by, samples=samples)
         ]

@@ -82,4 +82,5 @@ class Command(KgpoolCommand):
                 w("  (no doubly judged items yet)")
             for row in rows:
                 w(f"  {row.group}: n={row.items} percent {_ci(row.percent, _pct)} kappa {_ci(row.kappa)} "
-                  f"AC1 {_ci(row.ac1)} alpha {_ci(row.alpha)}")
+                  f"AC1 {_ci(row.ac1)} alpha {_ci(row.alpha)}" + (f" (+{row.cant_tell} with can't tell, left out)"
+                                                                  if row.cant_tell else ""))

@@ -1,4 +1,4 @@
-/* Keyboard judging: Y / N choose, F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Esc leaves a field (a field
+/* Keyboard judging: Y / N choose, C "can't tell" (and goes to the comment box: a comment is required), F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Backspace undoes your last answer (a plain page load), Esc leaves a field (a field
    the page focused itself keeps Y / N / F as shortcuts until the person types in it).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
    time on task itself, from the hand-out, and keeps this figure only up to its own.
@@ -15,6 +15,7 @@
   window.kgpoolJudgeKeys = true;
   var IN_PLACE_HEADER = "X-Kgpool-In-Place";
   var form, choice, focusField, skip, timeField, base, visibleSince, spent, prefill, armed, sent, inPlace;
+  var undo, comment, sourceRequired;
   var preparing = null;  // the hand-out whose next page the server was asked to prepare
 
   function elapsed() { return base + Math.round(spent + (visibleSince === null ? 0 : performance.now() - visibleSince)); }
@@ -30,6 +31,7 @@
   function choose(value) {
     var input = form.querySelector("input[name=" + choice + "][value=" + value + "]");
     if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
+    return !!input;
   }
   // The start of the person's last source (e.g. "https://en.wikipedia.org/wiki/") is written in only when they go
   // to the field, so an answer given without a source (where the campaign's evidence policy allows) sends none.
@@ -64,6 +66,8 @@
     choice = form.getAttribute("data-choice") || "answer";
     focusField = form.querySelector("[data-focus-key]");
     skip = document.getElementById("skip-form");
+    undo = document.getElementById("undo-form");
+    comment = form.querySelector("[data-comment]");
     timeField = form.querySelector("[name=time_on_task_ms]");
     base = timeField && timeField.value ? parseInt(timeField.value, 10) || 0 : 0;
     visibleSince = document.hidden ? null : performance.now();
@@ -100,6 +104,15 @@
     ["mousedown", "input", "focusout"].forEach(function (type) {
       form.addEventListener(type, function (e) { if (e.target === armed) disarm(); });
     });
+    // Can't tell: no source needed (whatever the evidence policy), a comment is.
+    sourceRequired = !!(focusField && focusField.required);
+    form.addEventListener("change", function (e) {
+      if (e.target.name !== choice || !comment) return;
+      comment.required = e.target.value === "C";
+      if (focusField) focusField.required = sourceRequired && e.target.value !== "C";
+    });
+    var given = form.querySelector("input[name=" + choice + "]:checked");  // an answer the server sent back
+    if (given) given.dispatchEvent(new Event("change", { bubbles: true }));
     form.addEventListener("submit", onSubmit);
     if (skip) skip.addEventListener("submit", onSubmit);
     if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
@@ -190,6 +203,8 @@
     }
     if (key === "y") { e.preventDefault(); choose("Y"); }
     else if (key === "n") { e.preventDefault(); choose("N"); }
+    else if (key === "c" && comment && choose("C")) { e.preventDefault(); comment.focus(); }
+    else if (key === "Backspace" && undo) { e.preventDefault(); if (!sent) { sent = true; undo.submit(); } }
     else if (key === "f" || key === "/") { e.preventDefault(); focusSource(); }
     else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
     else if (key === "s" && skip) { e.preventDefault(); skipItem(); }
