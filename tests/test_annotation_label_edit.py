@@ -91,3 +91,18 @@ def test_changing_an_adjudication_relabels_the_item(agreed):
     assert list(LabelVersion.objects.filter(adjudication=decision).values_list("old_answer", "new_answer")) == [("", "Y"), ("Y", "N")]
     assert Adjudication.objects.get(pk=decision.pk).label == "N"
     assert find_inconsistent_items(campaign) == []
+
+
+def test_a_source_is_checked_by_the_campaigns_evidence_policy(agreed):
+    """The admin's edit meets the rules an annotator's answer meets (default policy: a source for Yes only)."""
+    campaign, item, admin, _client = agreed
+    first, second = Judgment.objects.filter(item=item).order_by("pk")
+    with pytest.raises(InvalidSource):  # a Yes keeps its source
+        edit_judgment(first, by=admin, note="no source", source_url="")
+    with pytest.raises(InvalidSource, match="(?i)scheme|url"):  # a doubled URL is refused as on the judge page
+        edit_judgment(first, by=admin, note="pasted twice", source_url=URL + "https://en.wikipedia.org/wiki/X")
+    first.refresh_from_db()
+    assert first.source_url == URL
+    cleared = edit_judgment(second, by=admin, note="a No needs no source", answer="N", source_url="")
+    assert (cleared.answer, cleared.source_url, cleared.source_domain) == ("N", "", "")
+    assert LabelVersion.objects.get(judgment=second, reason="admin_edit").old_answer == "Y"

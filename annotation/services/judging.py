@@ -105,7 +105,7 @@ def earlier_judgment(rows: list[Judgment], locked: Item, user, answer: str, sour
         if retried.item_id != locked.pk:
             raise AnnotationError(f"request id {request_id!r} was already used for another item")
         return retried, None
-    source = _checked_source(source_url, answer, campaign)
+    source = checked_source(source_url, answer, campaign)
     prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
     if prior is not None:
         if prior.answer == answer and prior.source_url == source.url:
@@ -161,7 +161,7 @@ def after_judgment(judgment: Judgment, locked: Item, campaign) -> None:
 _NO_SOURCE = Source(url="", domain="")
 
 
-def _checked_source(source_url: str, answer: str, campaign) -> Source:
+def checked_source(source_url: str, answer: str, campaign) -> Source:
     """The normalised source, or no source where the evidence policy lets ``answer`` go without one."""
     if not (source_url or "").strip() and not source_required(campaign.evidence_policy, answer):
         return _NO_SOURCE

@@ -10,12 +10,11 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, ExpertReview, Item, Judgment, LabelVersion
 from annotation.services._locking import lock_waiting
-from annotation.services.errors import AnnotationError, InvalidSource
+from annotation.services.errors import AnnotationError
 from annotation.services.item_state import recompute_locked
-from annotation.services.judging import parse_answer
+from annotation.services.judging import checked_source, parse_answer
 from annotation.services.label_history import record_version, snapshot
 
 Reason = LabelVersion.Reason
@@ -43,10 +42,8 @@ def edit_judgment(judgment: Judgment, *, by, note: str, answer: str | bool | Non
         if answer is not None:
             current.answer = parse_answer(answer, cant_tell=True)
         if source_url is not None and source_url.strip() != current.source_url:
-            try:
-                source = check_source(source_url, item.campaign.allowed_domains)
-            except SourceError as exc:
-                raise InvalidSource(str(exc)) from None
+            # the rules an annotator's answer meets: a source can be cleared where the evidence policy allows it
+            source = checked_source(source_url, current.answer, item.campaign)
             current.source_url, current.source_domain = source.url, source.domain
         if quote is not None:
             current.quote = quote.strip()
