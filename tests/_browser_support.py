@@ -74,3 +74,29 @@ def shown_ms(page) -> list[float]:
 def wait_for_shown(page, count: int) -> None:
     """Wait until SHOWN_TIMER_JS has ``count`` figures (the page after an Enter is on screen)."""
     page.wait_for_function("n => JSON.parse(sessionStorage.getItem('kgpoolShownMs') || '[]').length >= n", arg=count)
+
+
+def login(browser, live_server, username: str):
+    """A new browser context logged in as ``username`` (password: tests._annotation_web_support.PASSWORD)."""
+    from tests._annotation_web_support import PASSWORD
+
+    context = browser.new_context(viewport={"width": 1200, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit], input[type=submit]")
+    page.wait_for_load_state()
+    return context, page
+
+
+def judge_by_keyboard(page, key: str, url: str, *, screenshot: str | None = None):
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press(key)  # y / n
+    page.keyboard.press("f")  # focus the source field
+    page.keyboard.press("Control+a")  # replace the prefill
+    page.keyboard.type(url)
+    if screenshot:
+        page.screenshot(path=screenshot, full_page=True)
+    press_for_next_page(page)

@@ -9,35 +9,11 @@ import os
 import pytest
 
 from annotation.models import Assignment, Item, Judgment, Label
-from tests._annotation_web_support import PASSWORD, member, nationality_campaign
-from tests._browser_support import BROWSER_MARKS, browser, press_for_next_page  # noqa: F401 - fixture
+from tests._annotation_web_support import member, nationality_campaign
+from tests._browser_support import BROWSER_MARKS, browser, judge_by_keyboard, login, press_for_next_page  # noqa: F401
 
 
 pytestmark = BROWSER_MARKS
-
-
-
-def login(browser, live_server, username):
-    context = browser.new_context(viewport={"width": 1200, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_load_state()
-    return context, page
-
-
-def judge_by_keyboard(page, key: str, url: str, *, screenshot: str | None = None):
-    page.wait_for_selector("#judge-form")
-    page.keyboard.press(key)  # y / n
-    page.keyboard.press("f")  # focus the source field
-    page.keyboard.press("Control+a")  # replace the prefill
-    page.keyboard.type(url)
-    if screenshot:
-        page.screenshot(path=screenshot, full_page=True)
-    press_for_next_page(page)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,8 +10,9 @@ from annotation.models import Adjudication, Item, Judgment, Label
 from annotation.services.distribution import next_item
 from annotation.services.judging import submit_judgment
 from tests._annotation_web_support import member, nationality_campaign
-from tests._browser_support import press_for_next_page
-from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
+from tests._browser_support import BROWSER_MARKS, browser, judge_by_keyboard, login, press_for_next_page  # noqa: F401
+
+pytestmark = BROWSER_MARKS
 
 WIKI = "https://en.wikipedia.org/wiki/Jeremy_Irons"
 

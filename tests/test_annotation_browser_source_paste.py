@@ -6,8 +6,9 @@ import pytest
 
 from annotation.models import Item, Judgment
 from tests._annotation_web_support import member, nationality_campaign
-from tests._browser_support import press_for_next_page
-from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
+from tests._browser_support import BROWSER_MARKS, browser, judge_by_keyboard, login, press_for_next_page  # noqa: F401
+
+pytestmark = BROWSER_MARKS
 
 PASTED = "https://en.wikipedia.org/wiki/United_States"
 

@@ -7,7 +7,9 @@ import pytest
 
 from annotation.models import Judgment, Label
 from tests._annotation_web_support import member, nationality_campaign
-from tests.test_annotation_browser_judging import browser, judge_by_keyboard, login, pytestmark  # noqa: F401
+from tests._browser_support import BROWSER_MARKS, browser, judge_by_keyboard, login  # noqa: F401 - fixture
+
+pytestmark = BROWSER_MARKS
 
 WIKI = "https://en.wikipedia.org/wiki/Jeremy_Irons"
 
