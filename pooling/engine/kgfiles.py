@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pooling.engine import userfiles
+from pooling.engine import kgfast, userfiles
 from pooling.engine.userfiles import shown
 
 SPLITS = ("train", "valid", "test")
@@ -240,46 +240,28 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None, limits: Fiel
     if not folder.is_dir():
         raise KGFormatError(folder, None, "dataset folder not found")
 
-    raw_splits = {split: read_triple_file(folder / f"{split}.txt", limits) for split in SPLITS}
-
-    entity_vocab = read_vocab(files.entity_vocab, "entity key", limits.entity_key) if files.entity_vocab else None
-    relation_vocab = (read_vocab(files.relation_vocab, "relation key", limits.relation_key)
-                      if files.relation_vocab else None)
-    if entity_vocab is not None:
-        entity_keys = entity_vocab
+    try:
+        entity_vocab = read_vocab(files.entity_vocab, "entity key", limits.entity_key) if files.entity_vocab else None
+        relation_vocab = (read_vocab(files.relation_vocab, "relation key", limits.relation_key)
+                          if files.relation_vocab else None)
+    except KGFormatError:
+        _read_splits_by_line(folder, limits, None, None)  # a problem in the triple files is reported first
+        raise
+    fast = kgfast.read_splits({split: folder / f"{split}.txt" for split in SPLITS}, limits.entity_key,
+                              limits.relation_key, entity_vocab, relation_vocab)
+    if fast is None:  # another layout, or a problem to report with its line
+        entity_keys, relation_keys, encoded_splits = _read_splits_by_line(folder, limits, entity_vocab, relation_vocab)
     else:
-        entity_keys = sorted({row[i] for rows in raw_splits.values() for row in rows for i in (0, 2)})
-    if relation_vocab is not None:
-        relation_keys = relation_vocab
-    else:
-        relation_keys = sorted({row[1] for rows in raw_splits.values() for row in rows})
-    entity_index, relation_index = _index(entity_keys), _index(relation_keys)
-
+        entity_keys, relation_keys, encoded_splits = fast
     splits: dict[str, np.ndarray] = {}
     duplicates: dict[str, int] = {}
-    for split, rows in raw_splits.items():
-        path = folder / f"{split}.txt"
-        encoded = np.empty((len(rows), 3), dtype=np.int64)
-        for position, (head, relation, tail, number) in enumerate(rows):
-            try:
-                encoded[position] = (entity_index[head], relation_index[relation], entity_index[tail])
-            except KeyError:
-                unknown = next(
-                    f"{kind} {shown(key)}"
-                    for kind, key, vocab in (
-                        ("entity", head, entity_index),
-                        ("relation", relation, relation_index),
-                        ("entity", tail, entity_index),
-                    )
-                    if key not in vocab
-                )
-                raise KGFormatError(path, number, f"unknown {unknown} (not in the given vocabulary)") from None
+    for split, encoded in encoded_splits.items():
         # Keep file order (a triple's position is its line among the split's triples: samples are drawn by
         # test index) and drop later repeats of a triple.
-        _unique, first_seen = np.unique(encoded, axis=0, return_index=True)
-        keep = np.sort(first_seen)
+        keep = _first_occurrences(encoded, len(entity_keys), len(relation_keys))
         duplicates[split] = len(encoded) - len(keep)
-        splits[split] = encoded[keep]
+        splits[split] = encoded if len(keep) == len(encoded) else encoded[keep]
+    del encoded_splits
 
     located = resolve_metadata(folder, files)
     entities: dict[str, EntityInfo] = {key: EntityInfo() for key in entity_keys}
@@ -349,3 +331,51 @@ def read_kg(folder: Path | str, files: MetadataFiles | None = None, limits: Fiel
     for key, info in entities.items():
         info.name = info.name or key
     return KGData(entity_keys, relation_keys, splits, entities, relations, type_labels, duplicates, unused)
+
+
+def _first_occurrences(encoded: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
+    """Sorted positions of the first occurrence of each distinct row (one int64 key per triple when it fits)."""
+    if len(encoded) == 0:
+        return np.arange(0)
+    if num_entities * num_entities * max(num_relations, 1) < 2**62:
+        keys = (encoded[:, 0] * num_relations + encoded[:, 1]) * num_entities + encoded[:, 2]
+        _unique, first_seen = np.unique(keys, return_index=True)
+    else:
+        _unique, first_seen = np.unique(encoded, axis=0, return_index=True)
+    first_seen.sort()
+    return first_seen
+
+
+def _read_splits_by_line(folder: Path, limits: FieldLimits, entity_vocab: list[str] | None,
+                         relation_vocab: list[str] | None) -> tuple[list[str], list[str], dict[str, np.ndarray]]:
+    """The general reader: any layout the format allows, every problem reported with its file and line."""
+    raw_splits = {split: read_triple_file(folder / f"{split}.txt", limits) for split in SPLITS}
+    if entity_vocab is not None:
+        entity_keys = entity_vocab
+    else:
+        entity_keys = sorted({row[i] for rows in raw_splits.values() for row in rows for i in (0, 2)})
+    if relation_vocab is not None:
+        relation_keys = relation_vocab
+    else:
+        relation_keys = sorted({row[1] for rows in raw_splits.values() for row in rows})
+    entity_index, relation_index = _index(entity_keys), _index(relation_keys)
+    splits: dict[str, np.ndarray] = {}
+    for split, rows in raw_splits.items():
+        path = folder / f"{split}.txt"
+        encoded = np.empty((len(rows), 3), dtype=np.int64)
+        for position, (head, relation, tail, number) in enumerate(rows):
+            try:
+                encoded[position] = (entity_index[head], relation_index[relation], entity_index[tail])
+            except KeyError:
+                unknown = next(
+                    f"{kind} {shown(key)}"
+                    for kind, key, vocab in (
+                        ("entity", head, entity_index),
+                        ("relation", relation, relation_index),
+                        ("entity", tail, entity_index),
+                    )
+                    if key not in vocab
+                )
+                raise KGFormatError(path, number, f"unknown {unknown} (not in the given vocabulary)") from None
+        splits[split] = encoded
+    return entity_keys, relation_keys, splits
