@@ -46,27 +46,29 @@ class Context:
 @dataclass
 class Measure:
     seconds: float
+    cpu_seconds: float  # this process only (not the PostgreSQL server's)
     tracemalloc_peak: int
     rss_growth: int  # bytes
 
 
 def measured(run: Callable[[], object]) -> tuple[object, Measure]:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    tracemalloc.start()
-    started = time.perf_counter()
+    if os.environ.get("SCALE_TRACEMALLOC", "1") == "1":  # SCALE_TRACEMALLOC=0: time without its overhead
+        tracemalloc.start()
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         result = run()
     finally:
-        seconds = time.perf_counter() - started
-        _current, peak = tracemalloc.get_traced_memory()
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+        _current, peak = tracemalloc.get_traced_memory()  # (0, 0) when not tracing
         tracemalloc.stop()
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return result, Measure(seconds, peak, rss_after - rss_before)
+    return result, Measure(seconds, cpu_seconds, peak, rss_after - rss_before)
 
 
 def report(stage: str, measure: Measure, items: int, unit: str) -> None:
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"{stage:10s} {measure.seconds:8.2f} s  {items / max(measure.seconds, 1e-9):12,.0f} {unit}/s  "
+    print(f"{stage:17s} {measure.seconds:7.2f} s (cpu {measure.cpu_seconds:6.2f} s) {items / max(measure.seconds, 1e-9):12,.0f} {unit}/s  "
           f"tracemalloc peak {measure.tracemalloc_peak / 2**20:8.1f} MiB  max RSS +{measure.rss_growth / 2**20:8.1f} MiB"
           f"  (load {load})", flush=True)
 

@@ -54,7 +54,7 @@ def import_kg(
             if existing is not None:
                 _delete_kg(existing)
             kg = _write_kg(name, fit(str(Path(folder).resolve()), "KnowledgeGraph", "source"), description, data,
-                           progress, written)
+                           progress, written, replacing=existing is not None)
     except BaseException:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
         for relative in written:
             remove_file(relative)
@@ -88,7 +88,7 @@ def _delete_kg(kg: KnowledgeGraph) -> None:
 
 
 def _write_kg(name: str, source: str, description: str, data: KGData, progress: ProgressFn,
-              written: list[str]) -> KnowledgeGraph:
+              written: list[str], *, replacing: bool) -> KnowledgeGraph:
     counts = data.counts
     kg = KnowledgeGraph.objects.create(
         name=name,
@@ -108,7 +108,7 @@ def _write_kg(name: str, source: str, description: str, data: KGData, progress: 
         [Relation(kg=kg, index=index, key=key, **asdict(data.relations[key])) for index, key in enumerate(data.relation_keys)],
     )
     relation_pk = np.array([relation.pk for relation in relations], dtype=np.int64)
-    write_triples(kg, data.splits, entity_pk, relation_pk, progress)
+    write_triples(kg, data.splits, entity_pk, relation_pk, progress, replacing=replacing)
 
     written.append(f"kg/{kg.pk}-{kg.name}/triples.npz")
     kg.arrays_file = save_arrays(written[-1], **data.splits)
