@@ -17,7 +17,7 @@ import numpy as np
 from pooling.engine import userfiles
 
 _BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 18  # rows per block when copying tokens (bounds the temporary index matrix)
+_CHUNK = 1 << 16  # rows per block when copying tokens (bounds the temporary index matrix)
 
 
 class _Tokens:
@@ -38,10 +38,11 @@ def _columns(path: Path) -> tuple[_Tokens, _Tokens, _Tokens] | None:
     if b"\r" in raw or b"\x00" in raw or b"\n\n" in raw or raw[skip:skip + 1] in (b"", b"\n"):
         return None
     buffer = np.frombuffer(raw, dtype=np.uint8)[skip:]
-    ends = np.flatnonzero(buffer == 10)
+    offset_type = np.int32 if buffer.size < 2**31 - 1 else np.int64  # half the memory of the offsets
+    ends = np.flatnonzero(buffer == 10).astype(offset_type)
     if ends.size == 0 or ends[-1] != buffer.size - 1:
-        ends = np.append(ends, buffer.size)  # last line without its line end
-    tabs = np.flatnonzero(buffer == 9)
+        ends = np.append(ends, np.array([buffer.size], dtype=offset_type))  # last line without its line end
+    tabs = np.flatnonzero(buffer == 9).astype(offset_type)
     if tabs.size != 2 * ends.size:
         return None
     starts = np.empty_like(ends)
