@@ -93,3 +93,32 @@ def test_compare_metric_tables_from_arrays() -> None:
     assert taus.to_dict() == pytest.approx({"Hits@1": 1.0, "MRR": -1.0})
     with pytest.raises(ValueError):
         compare_metric_tables(a[:1], b[:1])
+
+
+def test_tau_b_rejects_vectors_of_different_lengths_or_shapes() -> None:
+    with pytest.raises(ValueError, match=r"need two 1-D vectors of equal length, got \(3,\) and \(4,\)"):
+        kendall_tau_b([1, 2, 3], [1, 2, 3, 4])
+    with pytest.raises(ValueError, match=r"need two 1-D vectors of equal length, got \(2, 2\) and \(2, 2\)"):
+        kendall_tau_b([[1, 2], [3, 4]], [[1, 2], [3, 4]])
+
+
+def test_tau_b_of_two_systems_is_defined_and_of_one_is_nan() -> None:
+    # two systems: one pair, concordant -> 1, discordant -> -1
+    assert kendall_tau_b([1.0, 2.0], [5.0, 7.0]) == 1.0
+    assert kendall_tau_b([1.0, 2.0], [7.0, 5.0]) == -1.0
+    assert np.isnan(kendall_tau_b([1.0], [2.0]))
+    assert np.isnan(kendall_tau_b([], []))
+
+
+def test_batched_tolerance_is_relative_to_each_rankings_own_largest_value() -> None:
+    # threshold rtol * max|x| = 0.25 * 4 = 1 (exact in binary): a difference of exactly 1 is a tie (<=)
+    y = np.array([1.0, 2.0, 3.0])
+    # x = [1, 2, 4]: pair (0,1) differs by 1 -> tied; (0,2), (1,2) concordant -> tau-b = 2 / sqrt(2 * 3)
+    assert kendall_tau_b_batched(np.array([1.0, 2.0, 4.0]), y, rtol=0.25) == pytest.approx(2 / np.sqrt(6))
+    # per row: row 2 is row 1 times 100, its threshold is 100 and the same pair ties
+    batch = np.array([[1.0, 2.0, 4.0], [100.0, 200.0, 400.0], [1.0, 3.0, 4.0]])
+    # row 3: threshold 1, pair (0,1) differs by 2, (1,2) by 1 (tied) -> tau-b = 2 / sqrt(2 * 3)
+    expected = [2 / np.sqrt(6), 2 / np.sqrt(6), 2 / np.sqrt(6)]
+    assert kendall_tau_b_batched(batch, y, rtol=0.25) == pytest.approx(expected)
+    # without tolerance, all three rows are perfectly concordant
+    assert kendall_tau_b_batched(batch, y) == pytest.approx([1.0, 1.0, 1.0])
