@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotation.lib.rules import HEAD, TAIL, cardinality_by_question, cardinality_rule, parse_rules
+from annotation.lib.rules import (
+    HEAD,
+    TAIL,
+    cardinality_by_question,
+    cardinality_rule,
+    irreflexive_relations,
+    parse_rules,
+    reflexive_rule,
+)
 
 CATEGORIES = ["1-1", "1-N", "N-1", "N-N"]  # relation r has category CATEGORIES[r]
 
@@ -38,3 +46,43 @@ def test_parse_rules():
     assert parse_rules(None) == ("type", "cardinality", "reflexive")
     with pytest.raises(ValueError, match="unknown rule"):
         parse_rules("types")
+
+
+def test_sides_are_the_stored_question_sides():
+    # pooling.models Question.Side stores HEAD = 0, TAIL = 1; the filter compares these numbers with it
+    assert (HEAD, TAIL) == (0, 1)
+
+
+def test_cardinality_with_no_questions_is_empty():
+    assert cardinality_by_question(np.array([], dtype=np.int64), np.array([], dtype=np.int64), CATEGORIES).tolist() == []
+    entries = np.array([[0, 0, 1]])
+    assert cardinality_rule(entries, np.array([], dtype=np.int64), np.array([], dtype=np.int64), CATEGORIES).tolist() == [False]
+
+
+def test_irreflexive_relations_from_train_self_loops():
+    # relation 0 has the self-loop (0, 0, 0) in train; relations 1 and 2 relate no entity to itself
+    train = np.array([[0, 0, 0], [1, 1, 2], [2, 1, 1]])
+    assert irreflexive_relations(train, 3).tolist() == [False, True, True]
+
+
+def test_reflexive_rule_marks_self_loops_of_irreflexive_relations_only():
+    train = np.array([[0, 0, 0], [1, 1, 2]])
+    entries = np.array([
+        [3, 0, 3],  # self-loop, but relation 0 has one in train: kept
+        [4, 1, 4],  # self-loop of irreflexive relation 1: ruled out
+        [4, 1, 5],  # not a self-loop: kept
+        [6, 2, 6],  # relation 2 is beyond num_relations=2 (never in train): irreflexive, ruled out
+    ])
+    assert reflexive_rule(entries, train, 2).tolist() == [False, True, False, True]
+    assert reflexive_rule(np.zeros((0, 3), dtype=np.int64), train, 2).tolist() == []
+
+
+def test_parse_rules_lists_spaces_duplicates_and_errors():
+    assert parse_rules(" reflexive , type,, reflexive ") == ("reflexive", "type")
+    assert parse_rules(["cardinality", " type "]) == ("cardinality", "type")
+    with pytest.raises(ValueError) as error:
+        parse_rules("type,types,kind")
+    assert str(error.value) == "unknown rule(s) types, kind; known: type, cardinality, reflexive"
+    with pytest.raises(ValueError) as error:
+        parse_rules(" , ")
+    assert str(error.value) == "unknown rule(s) (none given); known: type, cardinality, reflexive"
