@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.lib.sources import SourceError, check_source, undouble
+from annotation.lib.sources import Source, SourceError, check_source, has_doubled_scheme, undouble
 
 ALLOWED = ["wikipedia.org", "IMDb.com", "*.allmusic.com"]
 
@@ -55,3 +55,60 @@ def test_refused_with_a_clear_message(url, message):
 )
 def test_a_doubled_url_is_undoubled_to_the_pasted_one(url, meant):
     assert undouble(url) == meant
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "normalised", "domain"),
+    [
+        ("https://en.wikipedia.org:443/wiki/X", ["wikipedia.org"], "https://en.wikipedia.org/wiki/X", "wikipedia.org"),
+        ("http://en.wikipedia.org:443/wiki/X", ["wikipedia.org"], "http://en.wikipedia.org:443/wiki/X", "wikipedia.org"),
+        ("https://en.wikipedia.org:80/wiki/X", ["wikipedia.org"], "https://en.wikipedia.org:80/wiki/X", "wikipedia.org"),
+        ("  https://en.wikipedia.org./w?a=1&B=2#top  ", ["", "  ", " Wikipedia.ORG. "], "https://en.wikipedia.org/w?a=1&B=2",
+         "wikipedia.org"),
+        ("https://wikipedia.org", ["*.wikipedia.org"], "https://wikipedia.org/", "wikipedia.org"),
+        ("https://bücher.example.org/x", ["example.org"], "https://xn--bcher-kva.example.org/x", "example.org"),
+    ],
+)
+def test_ports_dots_blanks_and_idna(url, allowed, normalised, domain):
+    assert check_source(url, allowed) == Source(normalised, domain)
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "message"),
+    [
+        (None, ALLOWED, "a source URL is required"),
+        ("   ", ALLOWED, "a source URL is required"),
+        ("https://en.wikipedia.org/a\tb", ALLOWED, "the source URL must not contain spaces"),
+        ("ftp://en.wikipedia.org/x", ALLOWED, "only http and https links are accepted, not 'ftp'"),
+        ("en.wikipedia.org/x", ALLOWED, "only http and https links are accepted, not 'a link without scheme'"),
+        ("https:///x", ALLOWED, "the source URL has no host"),
+        ("https://:pw@en.wikipedia.org/x", ALLOWED, "the source URL must not contain a user name or password"),
+        ("https://a..wikipedia.org/x", ALLOWED, "invalid host name 'a..wikipedia.org'"),
+        ("https://en.wikipedia.org/x", [], "en.wikipedia.org is not a verified source of this campaign "
+                                           "(allowed: none configured)"),
+        ("https://imdb.com/x", [" Wikipedia.org", "*.allmusic.com"], "imdb.com is not a verified source of this "
+                                                                     "campaign (allowed: wikipedia.org, allmusic.com)"),
+        ("https://en.wikipedia.org/wiki/https://x.org/", ALLOWED, "the source URL contains a second http(s):// (was "
+                                                                  "a URL pasted after another?): give one URL"),
+    ],
+)
+def test_refusal_messages_in_full(url, allowed, message):
+    with pytest.raises(SourceError) as error:
+        check_source(url, allowed)
+    assert str(error.value) == message
+    assert error.value.__suppress_context__ or error.value.__context__ is None
+
+
+def test_not_a_valid_url_says_why():
+    with pytest.raises(SourceError) as error:
+        check_source("https://en.wikipedia.org:99999/x", ALLOWED)
+    assert str(error.value).startswith("not a valid URL: ") and "out of range" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "doubled"),
+    [(None, False), ("", False), ("https://a.org/x", False), ("x https://a.org/", False),
+     ("https://a.org/HTTPS%3a%2fb.org", True), ("http://a.org/http:b", False)],
+)
+def test_has_doubled_scheme(url, doubled):
+    assert has_doubled_scheme(url) is doubled
