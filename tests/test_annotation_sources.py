@@ -1,6 +1,8 @@
 """Source URL validation and normalisation."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from annotation.lib.sources import Source, SourceError, check_source, has_doubled_scheme, undouble
@@ -86,6 +88,8 @@ def test_ports_dots_blanks_and_idna(url, allowed, normalised, domain):
         ("https://a..wikipedia.org/x", ALLOWED, "invalid host name 'a..wikipedia.org'"),
         ("https://en.wikipedia.org/x", [], "en.wikipedia.org is not a verified source of this campaign "
                                            "(allowed: none configured)"),
+        ("https://imdb.com/x", ["  ", "wikipedia.org"], "imdb.com is not a verified source of this campaign "
+                                                        "(allowed: wikipedia.org)"),
         ("https://imdb.com/x", [" Wikipedia.org", "*.allmusic.com"], "imdb.com is not a verified source of this "
                                                                      "campaign (allowed: wikipedia.org, allmusic.com)"),
         ("https://en.wikipedia.org/wiki/https://x.org/", ALLOWED, "the source URL contains a second http(s):// (was "
@@ -112,3 +116,9 @@ def test_not_a_valid_url_says_why():
 )
 def test_has_doubled_scheme(url, doubled):
     assert has_doubled_scheme(url) is doubled
+
+
+def test_a_checked_source_cannot_be_changed_afterwards():
+    source = check_source("https://en.wikipedia.org/x", ALLOWED)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        source.url = "https://evil.example/"
