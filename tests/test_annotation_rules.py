@@ -60,8 +60,8 @@ def test_cardinality_with_no_questions_is_empty():
 
 
 def test_irreflexive_relations_from_train_self_loops():
-    # relation 0 has the self-loop (0, 0, 0) in train; relations 1 and 2 relate no entity to itself
-    train = np.array([[0, 0, 0], [1, 1, 2], [2, 1, 1]])
+    # relation 0 has the self-loop (2, 0, 2) in train; relations 1 and 2 relate no entity to itself
+    train = np.array([[2, 0, 2], [1, 1, 2], [2, 1, 1]])
     assert irreflexive_relations(train, 3).tolist() == [False, True, True]
 
 
@@ -72,8 +72,9 @@ def test_reflexive_rule_marks_self_loops_of_irreflexive_relations_only():
         [4, 1, 4],  # self-loop of irreflexive relation 1: ruled out
         [4, 1, 5],  # not a self-loop: kept
         [6, 2, 6],  # relation 2 is beyond num_relations=2 (never in train): irreflexive, ruled out
+        [0, 5, 0],  # relation 5, larger than any entity id too: ruled out
     ])
-    assert reflexive_rule(entries, train, 2).tolist() == [False, True, False, True]
+    assert reflexive_rule(entries, train, 2).tolist() == [False, True, False, True, True]
     assert reflexive_rule(np.zeros((0, 3), dtype=np.int64), train, 2).tolist() == []
 
 
