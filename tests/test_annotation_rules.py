@@ -75,6 +75,7 @@ def test_reflexive_rule_marks_self_loops_of_irreflexive_relations_only():
         [0, 5, 0],  # relation 5, larger than any entity id too: ruled out
     ])
     assert reflexive_rule(entries, train, 2).tolist() == [False, True, False, True, True]
+    assert reflexive_rule(np.array([[0, 5, 0]]), train, 2).tolist() == [True]
     assert reflexive_rule(np.zeros((0, 3), dtype=np.int64), train, 2).tolist() == []
 
 
