@@ -117,3 +117,26 @@ def test_failure_in_the_middle_of_the_triple_load_leaves_nothing(tmp_path, stora
     # and the same files then import whole
     assert_imported_as(import_kg("bulk-half", tmp_path / "kg"), tmp_path / "kg")
     assert triple_index_names() == indexes_before
+
+
+def test_the_progress_callback_may_use_the_database_between_blocks(tmp_path, storage, monkeypatch):
+    """An upload records its progress in the database from this callback (pooling/services/uploads.py): on
+    PostgreSQL a callback run inside a COPY waited forever for the busy connection (seen in CI). The callback runs
+    between statements and its query answers."""
+    write(SPEC, tmp_path / "kg")
+    monkeypatch.setattr(kg_bulk, "TRIPLE_BLOCK", 700)
+    seen = []
+
+    def query_the_database(stage: str, done: int, total: int) -> None:
+        if stage != "triples":
+            return
+        if connection.vendor == "postgresql":  # psycopg: ACTIVE while a command (a COPY) is under way
+            from psycopg.pq import TransactionStatus
+
+            assert connection.connection.info.transaction_status != TransactionStatus.ACTIVE, "inside a COPY"
+        seen.append((done, Triple.objects.filter(kg__name="bulk-progress").count()))
+
+    kg = import_kg("bulk-progress", tmp_path / "kg", progress=query_the_database)
+    total = Triple.objects.filter(kg=kg).count()
+    assert seen[0] == (0, 0) and seen[-1] == (total, total)
+    assert [rows for _done, rows in seen] == [done for done, _rows in seen]  # the rows written so far, every time

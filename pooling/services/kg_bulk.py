@@ -126,13 +126,16 @@ def write_triples(kg: KnowledgeGraph, splits: dict[str, np.ndarray], entity_pk: 
     with connection.cursor() as cursor:
         if _is_postgresql():
             sql = f"COPY {table} ({_columns_sql(TRIPLE_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-            with _foreign_key_triggers_skipped(cursor), cursor.cursor.copy(sql) as copy:
-                copy.write(_PG_BINARY_HEADER)
+            with _foreign_key_triggers_skipped(cursor):
+                # One COPY per block: a connection in COPY runs no other statement, and the progress callback may
+                # (an upload records its progress in the database; inside one long COPY it waited forever).
                 for split, heads, relations, tails in _blocks(splits, entity_pk, relation_pk):
-                    copy.write(_binary_block(kg.pk, split, heads, relations, tails))
+                    with cursor.cursor.copy(sql) as copy:
+                        copy.write(_PG_BINARY_HEADER)
+                        copy.write(_binary_block(kg.pk, split, heads, relations, tails))
+                        copy.write(_PG_BINARY_TRAILER)
                     done += len(heads)
                     progress("triples", done, total)
-                copy.write(_PG_BINARY_TRAILER)
         else:  # the driver's own cursor: Django's wrapper costs a few microseconds per row here
             sql = f"INSERT INTO {table} ({_columns_sql(TRIPLE_COLUMNS)}) VALUES (?, ?, ?, ?, ?)"
             raw_cursor = connection.connection.cursor()  # sqlite3's plain cursor: no per-row peeking wrapper
