@@ -30,21 +30,9 @@ sys.path.insert(0, str(ROOT))
 from evaluation.core.pair_ranking import known_pairs_by_relation, pair_ranking_metrics, top_pairs  # noqa: E402
 from pooling.kge.models import DistMult  # noqa: E402
 from pooling.kge.protocol_scoring import block_scorer  # noqa: E402
+from bench.ranking import load_splits  # noqa: E402 - the same FB15k-237 reader
 
-DATA = Path(os.environ.get("KGPOOL_SHARED_DATA") or ROOT.parent / "shared" / "data") / "fb15k-237"
 DIM = 200
-
-
-def load_splits() -> tuple[dict[str, np.ndarray], int, int]:
-    rows = {name: [line.split("\t") for line in (DATA / f"{name}.txt").read_text().splitlines() if line]
-            for name in ("train", "valid", "test")}
-    entities = sorted({e for split in rows.values() for h, _, t in split for e in (h, t)})
-    relations = sorted({r for split in rows.values() for _, r, _ in split})
-    entity_id = {e: i for i, e in enumerate(entities)}
-    relation_id = {r: i for i, r in enumerate(relations)}
-    splits = {name: np.array([[entity_id[h], relation_id[r], entity_id[t]] for h, r, t in split], dtype=np.int64)
-              for name, split in rows.items()}
-    return splits, len(entities), len(relations)
 
 
 def time_torch_vs_numpy(entities_t: np.ndarray, rows: int) -> tuple[float, float]:

@@ -2,25 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    return subprocess.run([sys.executable, "-m", "evaluation", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
-def parse(stdout: str) -> dict[tuple[str, str], float]:
-    return {(name.strip(), group): float(value)
-            for name, group, value in (line.split("\t") for line in stdout.splitlines())}
+from tests.test_eval_micro_cli import parse, run_cli
 
 
 def write(path: Path, text: str) -> str:
