@@ -118,18 +118,25 @@ class ServerCpu:
         self.conn = psycopg.connect(database_url, autocommit=True)
 
     def pids(self) -> list[int]:
-        backends = [row[0] for row in self.conn.execute(
+        return [*self.web_pids(), *self.db_pids()]
+
+    def web_pids(self) -> list[int]:
+        return [self.gunicorn_pid, *_children(self.gunicorn_pid)]
+
+    def db_pids(self) -> list[int]:
+        return [row[0] for row in self.conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.db_name,))]
-        return [self.gunicorn_pid, *_children(self.gunicorn_pid), *backends]
 
     def snapshot(self) -> dict[int, float]:
         seconds = {pid: _process_cpu_seconds(pid) for pid in self.pids()}
         return {pid: s for pid, s in seconds.items() if s is not None}
 
     @staticmethod
-    def spent(before: dict[int, float], after: dict[int, float]) -> tuple[float, int]:
-        """(CPU seconds spent between the snapshots, processes of ``before`` gone by ``after``)."""
-        return sum(s - before.get(pid, 0.0) for pid, s in after.items()), len(set(before) - set(after))
+    def spent(before: dict[int, float], after: dict[int, float], only: list[int] | None = None) -> tuple[float, int]:
+        """(CPU seconds spent between the snapshots, processes of ``before`` gone by ``after``); ``only``: of
+        these processes."""
+        chosen = after if only is None else {pid: s for pid, s in after.items() if pid in set(only)}
+        return sum(s - before.get(pid, 0.0) for pid, s in chosen.items()), len(set(before) - set(after))
 
     def close(self) -> None:
         self.conn.close()
@@ -450,13 +457,16 @@ def main_load(args) -> int:
                 before = cpu.snapshot()
                 stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n)], args.seconds,
                                                        args.max_requests, args.seed + n, args.think))
-                spent, lost = ServerCpu.spent(before, cpu.snapshot())
+                after = cpu.snapshot()
+                spent, lost = ServerCpu.spent(before, after)
+                web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
                 rows += report_level(f"{path or 'default'} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
                 accepted.update(stats.accepted)
                 accepted_count += stats.accepted_count
                 if stats.errors:
                     failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
-                print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s"
+                print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s "
+                      f"(gunicorn {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
                       f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
                       f"load average {os.getloadavg()[0]:.1f}", flush=True)
         finally:

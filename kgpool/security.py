@@ -8,12 +8,14 @@ works: the lock stops guessing, not the people who share the guesser's address (
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connections, router
 from django.utils.translation import gettext_lazy as _
-from rest_framework.authentication import TokenAuthentication
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from kgpool.rawrows import columns, from_row
@@ -45,6 +47,52 @@ def record_token_failure(ip: str) -> int:
         return 1
 
 
+@dataclass(frozen=True)
+class OfferedToken:
+    """An API token a request offers, not checked yet: the judging API's hot statements check it themselves, in
+    their first statement, instead of a lookup of its own (issue 21; ``token_user_sql``)."""
+
+    key: str
+
+
+def offered_token(request) -> OfferedToken | None:
+    """The token in a request's ``Authorization: Token <key>`` header, parsed as DRF's TokenAuthentication does;
+    None without one, or with a session cookie (DRF tries the session first: such requests take DRF's path)."""
+    if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return None
+    parts = get_authorization_header(request).split()
+    if len(parts) != 2 or parts[0].lower() != TokenAuthentication.keyword.lower().encode():
+        return None
+    try:
+        return OfferedToken(parts[1].decode())
+    except UnicodeError:
+        return None
+
+
+def token_user_sql(user_column: str) -> tuple[str, str]:
+    """(columns, joins) checking an offered token inside another statement: the joins keep the row only when
+    the token whose key is the joins' one parameter belongs to ``user_column``'s user and that user is active
+    (what DRF's check asks); the columns are the token's and the user's (``token_user_from_row``)."""
+    from rest_framework.authtoken.models import Token  # a model: not importable before the apps are ready
+
+    user_model = get_user_model()
+    joins = (f"JOIN {Token._meta.db_table} tk ON tk.user_id = {user_column} AND tk.key = %s "
+             f"JOIN {user_model._meta.db_table} tu ON tu.{user_model._meta.pk.column} = tk.user_id AND tu.is_active")
+    return f"{columns(Token, 'tk')}, {columns(user_model, 'tu')}", joins
+
+
+def token_user_from_row(connection, values: tuple) -> tuple[object, object, tuple]:
+    """(user, token, the rest of ``values``) from a row whose first columns are ``token_user_sql``'s."""
+    from rest_framework.authtoken.models import Token
+
+    user_model = get_user_model()
+    width, user_width = len(Token._meta.concrete_fields), len(user_model._meta.concrete_fields)
+    token = from_row(connection, Token, values[:width])
+    user = from_row(connection, user_model, values[width:width + user_width])
+    token.user = user
+    return user, token, values[width + user_width:]
+
+
 class RateLimitedTokenAuthentication(TokenAuthentication):
     """DRF token authentication that refuses (429) an address after too many invalid tokens in a window."""
 
@@ -64,11 +112,9 @@ class RateLimitedTokenAuthentication(TokenAuthentication):
             row = cursor.fetchone()
         if row is None:
             raise AuthenticationFailed(_("Invalid token."))
-        width = len(Token._meta.concrete_fields)
-        token, user = from_row(connection, Token, row[:width]), from_row(connection, user_model, row[width:])
+        user, token, _rest = token_user_from_row(connection, row)
         if not user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
-        token.user = user
         return user, token
 
     def authenticate(self, request):

@@ -79,10 +79,11 @@ def statements(queries: CaptureQueriesContext) -> int:
     return sum(1 for q in queries.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT")))
 
 
-#: next-item on the fast path (issue 21): token, the annotator membership locked with the campaign's settings, the
-#: claim (queue head, hand-out insert, item count and what the item shows, one statement), the origins. SQLite
-#: (no row locks, no data-modifying WITH) claims through next_item: queue head, insert, update, template.
-NEXT_ITEM_FAST = {"postgresql": 4, "sqlite": 7}
+#: next-item on the fast path (issue 21): the annotator membership locked with the campaign's settings and the API
+#: token checked (its active user joined in), the claim (queue head, hand-out insert, item count and what the item
+#: shows, one statement), the origins. SQLite (no row locks, no data-modifying WITH) checks the token on its own
+#: and claims through next_item: token, membership, queue head, insert, update, template, origins.
+NEXT_ITEM_FAST = {"postgresql": 3, "sqlite": 7}
 
 
 @pytest.mark.parametrize("path", ["fast", "legacy"])
@@ -113,14 +114,17 @@ def test_next_item_request_costs_a_fixed_number_of_queries(tmp_path, settings, p
     assert counts[0] <= 11, counts
 
 
-#: submit on the fast path (PostgreSQL): token, the item locked with the campaign, the role, the hand-out and the
-#: judgments read, one statement writing the judgment, its history row, the hand-out and the item, then the
-#: consistency check's cross-campaign read (after the commit, as before). SQLite takes submit_judgment.
-SUBMIT_FAST = {"postgresql": 4}
+#: submit on the fast path (PostgreSQL): the item locked with the campaign, the API token checked (its active user
+#: must be the hand-out's), the role, the hand-out and the judgments read; one statement writing the judgment, its
+#: history row, the hand-out and the item; then the consistency check's reads in one statement (after the commit,
+#: as before), for a "yes" as for a "no" (which also asks whether the KG states the triple). SQLite takes
+#: submit_judgment.
+SUBMIT_FAST = {"postgresql": 3}
 
 
+@pytest.mark.parametrize("answer", ["Y", "N"])
 @pytest.mark.parametrize("path", ["fast", "legacy"])
-def test_submit_request_costs_a_fixed_number_of_queries(tmp_path, settings, path):
+def test_submit_request_costs_a_fixed_number_of_queries(tmp_path, settings, path, answer):
     settings.KGPOOL_JUDGING_PATH = path
     counts = []
     for campaign in (star_campaign(tmp_path, items=4, name="few"), star_campaign(tmp_path, items=60, name="many")):
@@ -130,7 +134,7 @@ def test_submit_request_costs_a_fixed_number_of_queries(tmp_path, settings, path
             client = APIClient()
             client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
             hand_out = client.post(f"/api/campaigns/{campaign.name}/next-item/").json()["hand_out"]
-            body = {"answer": "Y", "source_url": "https://en.wikipedia.org/wiki/X", "request_id": f"r{n}"}
+            body = {"answer": answer, "source_url": "https://en.wikipedia.org/wiki/X", "request_id": f"r{n}"}
             with CaptureQueriesContext(connection) as queries:
                 response = client.post(f"/api/campaigns/{campaign.name}/hand-outs/{hand_out}/judgment/", body,
                                        format="json")

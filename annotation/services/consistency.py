@@ -27,10 +27,12 @@ from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
-from django.db.models import Q
+from django.db import connections, router
+from django.db.models import Q, QuerySet
 
 from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL
 from annotation.models import Campaign, Item, Judgment, Label
+from annotation.selectors._compiled import compiled, queryset_sql
 from annotation.selectors.filtering import kg_categories
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.services.adjudication import flag_for_adjudication
@@ -98,38 +100,90 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
     if item.is_gold or judgment.answer not in (Label.YES, Label.NO):
         return report  # a can't tell contradicts nothing (it goes to adjudication anyway)
     kg = campaign.pool.sample.kg
-    h, r, t = item.head_id, item.relation_id, item.tail_id
+    sides = tuple(single_answer_sides(relation_categories_by_pk(kg).get(item.relation_id, "N-N"))) \
+        if judgment.answer == Label.YES else ()
+    read = _judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
+                           campaign.pk, campaign.pool.sample_id, kg.pk)
     found: dict[int, set[str]] = defaultdict(set)
-    if judgment.answer == Label.YES:
-        category = relation_categories_by_pk(kg).get(r, "N-N")
-        for side in single_answer_sides(category):
-            # Other answers of the same question: tail question (h, r, ?) varies the tail, head question the head.
-            same = Q(head_id=h) if side == TAIL else Q(tail_id=t)
-            others = Item.objects.filter(same, campaign=campaign, relation_id=r, is_gold=False).exclude(pk=item.pk)
-            yes_items = set(
-                others.filter(Q(label=Label.YES, status__in=FINAL_STATUSES)
-                              | Q(judgments__answer=Label.YES, judgments__withdrawn_at__isnull=True))
-                .values_list("pk", flat=True)
-            )
-            sample = SampleTriple.objects.filter(same, sample=campaign.pool.sample_id, relation_id=r).exclude(
-                head_id=h, tail_id=t
-            )
-            if yes_items or sample.exists():
-                flag = f"{SINGLE_ANSWER_FLAG}:{SIDE_NAMES[side]}"
-                for pk in (item.pk, *yes_items):
-                    found[pk].add(flag)
-    else:
-        for split in Triple.objects.filter(kg=kg, head_id=h, relation_id=r, tail_id=t).values_list("split", flat=True).distinct():
-            found[item.pk].add(f"{KG_STATES_FLAG}:{split}")
-    for name in (
-        Item.objects.filter(campaign__pool__sample__kg=kg, head_id=h, relation_id=r, tail_id=t, is_gold=False,
-                            status__in=FINAL_STATUSES)
-        .exclude(campaign=campaign).exclude(label="").exclude(label=judgment.answer)
-        .values_list("campaign__name", flat=True).distinct()
-    ):
+    for side in sides:
+        yes_items = set(read[f"yes_{side}"])
+        if yes_items or read[f"sample_{side}"]:
+            flag = f"{SINGLE_ANSWER_FLAG}:{SIDE_NAMES[side]}"
+            for pk in (item.pk, *yes_items):
+                found[pk].add(flag)
+    for split in read.get("kg_states", ()):
+        found[item.pk].add(f"{KG_STATES_FLAG}:{split}")
+    for name in read["cross_campaign"]:
         found[item.pk].add(f"{CROSS_CAMPAIGN_FLAG}:{name}")
     _apply(found, report)
     return report
+
+
+def _judgment_reads(answer: str, sides: tuple[int, ...], item_id: int, h: int, r: int, t: int, campaign_id: int,
+                    sample_id: int, kg_id: int) -> dict[str, list]:
+    """What contradicts an answer ``answer`` to the item (h, r, t), by read: ``yes_<side>`` the other "yes"
+    items of the single-answer question on that side, ``sample_<side>`` a sampled triple answering it,
+    ``kg_states`` the KG's splits stating the triple (a "no"), ``cross_campaign`` the other campaigns whose
+    final label of the triple differs. On PostgreSQL in one statement compiled once per process and shape (the
+    submit's hot path, issue 21: the ORM's building cost more CPU than the reads); elsewhere one query each."""
+    values = dict(h=h, r=r, t=t, campaign_id=campaign_id, kg_id=kg_id, answer_value=answer)
+    if sides:  # only the single-answer reads use these: the compiled statement takes every value as a parameter
+        values.update(item_id=item_id, sample_id=sample_id)
+    connection = connections[router.db_for_read(Item)]
+    if connection.vendor != "postgresql":
+        return {name: list(queryset) for name, queryset in _reads(answer, sides, **values).items()}
+    keys = list(values)
+
+    def build(*stand_ins: object) -> tuple[str, list]:
+        sql, params = [], []
+        for queryset in _reads(answer, sides, **dict(zip(keys, stand_ins))).values():
+            inner, inner_params = queryset_sql(queryset)
+            sql.append(f"ARRAY({inner})")
+            params += inner_params
+        return f"SELECT {', '.join(sql)}", params
+
+    names = _read_names(answer, sides)  # without building the querysets: that is what compiling spares
+    sql, params = compiled(("consistency", connection.alias, answer, sides), build, *values.values())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return dict(zip(names, row))
+
+
+def _read_names(answer: str, sides: tuple[int, ...]) -> list[str]:
+    """The names of ``_reads``, in its order."""
+    names = [name for side in sides for name in (f"yes_{side}", f"sample_{side}")]
+    return [*names, *(["kg_states"] if answer == Label.NO else []), "cross_campaign"]
+
+
+def _reads(answer: str, sides: tuple[int, ...], *, h: int, r: int, t: int, campaign_id: int, kg_id: int,
+           answer_value: str, item_id: int | None = None, sample_id: int | None = None) -> dict[str, QuerySet]:
+    """``_judgment_reads``'s querysets (one column each, no ordering: each becomes an ARRAY on PostgreSQL)."""
+    reads: dict[str, QuerySet] = {}
+    for side in sides:
+        # Other answers of the same question: tail question (h, r, ?) varies the tail, head question the head.
+        same = Q(head_id=h) if side == TAIL else Q(tail_id=t)
+        others = Item.objects.filter(same, campaign_id=campaign_id, relation_id=r, is_gold=False).exclude(pk=item_id)
+        reads[f"yes_{side}"] = (
+            others.filter(Q(label=Label.YES, status__in=FINAL_STATUSES)
+                          | Q(judgments__answer=Label.YES, judgments__withdrawn_at__isnull=True))
+            .order_by().values_list("pk", flat=True).distinct()
+        )
+        reads[f"sample_{side}"] = (
+            SampleTriple.objects.filter(same, sample_id=sample_id, relation_id=r).exclude(head_id=h, tail_id=t)
+            .order_by().values_list("pk", flat=True)[:1]
+        )
+    if answer == Label.NO:
+        reads["kg_states"] = (Triple.objects.filter(kg_id=kg_id, head_id=h, relation_id=r, tail_id=t)
+                              .order_by().values_list("split", flat=True).distinct())
+    reads["cross_campaign"] = (
+        Item.objects.filter(campaign__pool__sample__kg_id=kg_id, head_id=h, relation_id=r, tail_id=t, is_gold=False,
+                            status__in=FINAL_STATUSES)
+        .exclude(campaign_id=campaign_id).exclude(label="").exclude(label=answer_value)
+        .order_by().values_list("campaign__name", flat=True).distinct()
+    )
+    assert list(reads) == _read_names(answer, sides)
+    return reads
 
 
 def find_campaign_inconsistencies(campaign: Campaign) -> tuple[int, dict[int, set[str]]]:

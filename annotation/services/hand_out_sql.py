@@ -37,6 +37,7 @@ from annotation.services.distribution import (
     release_expired,
 )
 from kgpool.rawrows import columns, from_row
+from kgpool.security import OfferedToken, token_user_from_row, token_user_sql
 from pooling.models import Entity, Relation
 
 LEGACY = "legacy"
@@ -52,56 +53,74 @@ class HandOut:
     campaign: Campaign
     assignment: Assignment | None  # None: nothing left for the user
     view: ItemView | None
+    user: object = None  # the caller (checked from their offered token when they offered one)
 
 
-def locked_annotator_campaign(name: str, user) -> Campaign | None:
-    """Inside a transaction: the campaign called ``name`` (its row as it is now) when ``user`` is one of its
-    annotators, with their annotator membership row locked until the transaction ends (``lock_member``); None
-    when there is no such campaign or they are not its annotator (the caller answers 404 / 403)."""
+def locked_annotator_campaign(name: str, caller) -> tuple[Campaign, object] | None:
+    """Inside a transaction: (the campaign called ``name`` as its row is now, the caller) when the caller is one of
+    its annotators, with their annotator membership row locked until the transaction ends (``lock_member``); None
+    when there is no such campaign, they are not its annotator, or an offered token is no active user's (the
+    caller answers 401 / 404 / 403). ``caller``: a user, or an ``OfferedToken`` (PostgreSQL), checked here."""
     connection = connections[router.db_for_write(Membership)]
+    offered = isinstance(caller, OfferedToken)
     if connection.vendor != "postgresql":  # SQLite: no row locks, and its raw rows need the ORM's conversions
-        rows = Membership.objects.select_related("campaign").filter(campaign__name=name, user=user, role=Role.ANNOTATOR)
+        if offered:
+            return None  # the view checks the token as DRF does, then comes back with the user
+        rows = Membership.objects.select_related("campaign").filter(campaign__name=name, user=caller, role=Role.ANNOTATOR)
         membership = rows.order_by().first()
-        return None if membership is None else membership.campaign
-    sql = (f"SELECT {columns(Campaign, 'c')} FROM {Membership._meta.db_table} m "
-           f"JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id "
-           f"WHERE c.name = %s AND m.user_id = %s AND m.role = %s FOR UPDATE OF m")  # plain SQL: the ORM costs more CPU
+        return None if membership is None else (membership.campaign, caller)
+    tables = f"{Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id"
+    if offered:  # the token checked in this statement, not by a lookup of its own
+        token_columns, token_joins = token_user_sql("m.user_id")
+        sql = (f"SELECT {columns(Campaign, 'c')}, {token_columns} FROM {tables} {token_joins} "
+               f"WHERE c.name = %s AND m.role = %s FOR UPDATE OF m")
+        params = [caller.key, name, Role.ANNOTATOR]
+    else:
+        sql = f"SELECT {columns(Campaign, 'c')} FROM {tables} WHERE c.name = %s AND m.user_id = %s AND m.role = %s FOR UPDATE OF m"
+        params = [name, caller.pk, Role.ANNOTATOR]  # plain SQL: the ORM costs more CPU
     with connection.cursor() as cursor:
-        cursor.execute(sql, [name, user.pk, Role.ANNOTATOR])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
-    return None if row is None else from_row(connection, Campaign, row)
+    if row is None:
+        return None
+    width = len(Campaign._meta.concrete_fields)
+    campaign = from_row(connection, Campaign, row[:width])
+    user = token_user_from_row(connection, row[width:])[0] if offered else caller
+    return campaign, user
 
 
-def hand_out_for_api(name: str, user, *, now: datetime | None = None) -> HandOut | None:
-    """``next_item`` for the API by campaign name, with the item's view; None when ``user`` is no annotator of
-    a campaign called ``name``."""
+def hand_out_for_api(name: str, caller, *, now: datetime | None = None) -> HandOut | None:
+    """``next_item`` for the API by campaign name, with the item's view; None when the caller (a user, or an
+    ``OfferedToken`` checked in the first statement) is no annotator of a campaign called ``name``."""
     now = now or timezone.now()
     postgres = connections[router.db_for_write(Item)].vendor == "postgresql"
     for _attempt in range(RETRIES):
         try:
             with transaction.atomic():
-                campaign = locked_annotator_campaign(name, user)
-                if campaign is None:
+                found = locked_annotator_campaign(name, caller)
+                if found is None:
                     return None
+                campaign, user = found
+                caller = user  # a retry needs no token check again
                 if not postgres or campaign.item_budget is not None:
                     remember_roles(campaign, user, {Role.ANNOTATOR})  # the only role next_item asks about
                     assignment = next_item(campaign, user, now=now)  # nests: the membership lock is held already
-                    return HandOut(campaign, assignment, _view(assignment))
+                    return HandOut(campaign, assignment, _view(assignment), user)
                 if _release_due(campaign, now):
                     release_expired(campaign, now=now)
                 claimed = _claim(campaign, user, now)
                 if claimed is None:  # the user's own open hand-out comes back first (a reload)
                     assignment = open_assignment(campaign, user, now=now)
-                    return HandOut(campaign, assignment, item_view(assignment.item) if assignment else None)
+                    return HandOut(campaign, assignment, item_view(assignment.item) if assignment else None, user)
                 assignment, template = claimed
                 if assignment is None:
-                    return HandOut(campaign, None, None)
-                return HandOut(campaign, assignment, claimed_item_view(assignment.item, template))
+                    return HandOut(campaign, None, None, user)
+                return HandOut(campaign, assignment, claimed_item_view(assignment.item, template), user)
         except IntegrityError:
             continue  # the same user took this item in a concurrent request: again (their hand-out comes back)
     campaign = Campaign.objects.get(name=name)
-    assignment = open_assignment(campaign, user, now=now)
-    return HandOut(campaign, assignment, item_view(assignment.item) if assignment else None)
+    assignment = open_assignment(campaign, caller, now=now)
+    return HandOut(campaign, assignment, item_view(assignment.item) if assignment else None, caller)
 
 
 _ENTITY = ("id", "key", "name", "description", "types", "url", "wikidata_id")

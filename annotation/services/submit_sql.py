@@ -29,6 +29,7 @@ from annotation.services.judging import (
 )
 from annotation.services.label_history import submitted_version
 from kgpool.rawrows import columns, from_row
+from kgpool.security import OfferedToken, token_user_from_row, token_user_sql
 from pooling.models import KnowledgeGraph, Pool, Sample
 
 _JUDGMENT_FIELDS = list(Judgment._meta.concrete_fields)
@@ -39,7 +40,9 @@ def submit_for_api(name: str, hand_out: int, user, answer: str | bool, source_ur
                    now: datetime | None = None) -> tuple[Judgment, bool] | None:
     """``submit_judgment`` for the API's hand-out ``hand_out`` of the campaign called ``name``: (the judgment,
     whether it was recorded before: a repeat). None when the caller must take the previous path: not PostgreSQL,
-    or not the user's judging hand-out in a campaign where they are an annotator (that path gives the 404 / 403)."""
+    or not the user's judging hand-out in a campaign where they are an annotator, or an offered token that is no
+    active user's (that path gives the 401 / 404 / 403). ``user``: a user, or an ``OfferedToken`` checked in the
+    first statement (the judgment's ``user`` is then the token's)."""
     connection = connections[router.db_for_write(Item)]
     if connection.vendor != "postgresql":
         return None
@@ -49,6 +52,7 @@ def submit_for_api(name: str, hand_out: int, user, answer: str | bool, source_ur
         locked = _locked_item(name, hand_out, user, request_id)
         if locked is None:
             return None
+        user = locked.caller
         answer = parse_answer(answer, cant_tell=True)  # after the access checks, as on the previous path (403 before 400)
         check_comment(answer, quote)
         campaign = locked.campaign
@@ -58,7 +62,9 @@ def submit_for_api(name: str, hand_out: int, user, answer: str | bool, source_ur
         assignment, rows = read
         earlier, source = earlier_judgment(rows, locked, user, answer, source_url, request_id, campaign)
         if earlier is not None:
-            return Judgment.objects.get(pk=earlier.pk), True  # the whole recorded judgment (a repeat: rare)
+            recorded = Judgment.objects.get(pk=earlier.pk)  # the whole recorded judgment (a repeat: rare)
+            recorded.user = user
+            return recorded, True
         judgment = new_judgment(locked, user, assignment, answer, source, quote, client_time_ms, request_id, now)
         settle(locked, assignment, rows, answer, campaign, now)
         _write(connection, judgment, submitted_version(judgment, now), assignment, locked, now)
@@ -66,10 +72,11 @@ def submit_for_api(name: str, hand_out: int, user, answer: str | bool, source_ur
     return judgment, False
 
 
-def _locked_item(name: str, hand_out: int, user, request_id: str) -> Item | None:
-    """The item of ``user``'s judging hand-out ``hand_out`` in campaign ``name``, locked (waiting), its campaign
-    (with pool, sample and KG, for the consistency check) as it is now; None unless the hand-out is the user's
-    and they are an annotator of the campaign.
+def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | None:
+    """The item of the caller's judging hand-out ``hand_out`` in campaign ``name``, locked (waiting), its campaign
+    (with pool, sample and KG, for the consistency check) as it is now; None unless the hand-out is the caller's
+    and they are an annotator of the campaign. ``caller``: a user, or an ``OfferedToken`` checked in this
+    statement (its active user must be the hand-out's); the user is ``locked.caller``.
 
     The same statement reads, from its snapshot (taken before it waited for the lock), the hand-out's state and
     the judgments ``judgments_to_read`` names (``hand_out_state``, ``judged``), and the item row's version in that
@@ -78,10 +85,15 @@ def _locked_item(name: str, hand_out: int, user, request_id: str) -> Item | None
     submit reads changed before the lock was granted and the snapshot's reads hold (the caller reads again
     otherwise). Plain SQL from the models' tables: the ORM's building and compiling cost more CPU than the query."""
     connection = connections[router.db_for_write(Item)]
-    params = [user.pk, Role.ANNOTATOR, user.pk, *([user.pk, request_id] if request_id else []), name, hand_out,
-              Assignment.Kind.JUDGE]
+    offered = isinstance(caller, OfferedToken)
+    if offered:  # the hand-out's user in the statement, which the token's join checks
+        params = [Role.ANNOTATOR, *([request_id] if request_id else []), caller.key, name, hand_out,
+                  Assignment.Kind.JUDGE]
+    else:
+        params = [caller.pk, Role.ANNOTATOR, caller.pk, *([caller.pk, request_id] if request_id else []), name,
+                  hand_out, Assignment.Kind.JUDGE]
     with connection.cursor() as cursor:
-        cursor.execute(_locked_item_sql(bool(request_id)), params)
+        cursor.execute(_locked_item_sql(bool(request_id), offered), params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -91,10 +103,14 @@ def _locked_item(name: str, hand_out: int, user, request_id: str) -> Item | None
         instances.append(from_row(connection, model, row[at:at + width]))
         at += width
     locked, campaign, pool, sample, kg = instances
-    hand_out_user, annotator, *rest = row[at:]
-    if hand_out_user != user.pk or not annotator:
+    rest = row[at:]
+    if offered:
+        caller, _token, rest = token_user_from_row(connection, rest)
+    hand_out_user, annotator, *rest = rest
+    if hand_out_user != caller.pk or not annotator:
         return None
     sample.kg, pool.sample, campaign.pool, locked.campaign = kg, sample, pool, campaign
+    locked.caller = caller
     locked.hand_out_state, locked.handed_out_at, locked.expires_at, locked.judged = rest[:4]
     locked.locked_version, locked.snapshot_version = rest[4:]
     return locked
@@ -104,26 +120,28 @@ def _locked_item(name: str, hand_out: int, user, request_id: str) -> Item | None
 _LOADED = (Item, Campaign, Pool, Sample, KnowledgeGraph)
 
 
-@lru_cache(maxsize=2)
-def _locked_item_sql(by_request_id: bool) -> str:
+@lru_cache(maxsize=4)
+def _locked_item_sql(by_request_id: bool, by_token: bool) -> str:
     tables = ("i", "c", "p", "s", "kg")
     loaded = ", ".join(columns(model, alias) for model, alias in zip(_LOADED, tables))
+    token_columns, token_joins = token_user_sql("a.user_id") if by_token else ("", "")
+    user = "a.user_id" if by_token else "%s"  # the token's join makes the hand-out's user the caller
     item, judgment = Item._meta.db_table, Judgment._meta.db_table
-    read = "(j.item_id = i.id AND j.user_id = %s) OR (NOT gi.is_gold AND j.item_id = i.id)"
+    read = f"(j.item_id = i.id AND j.user_id = {user}) OR (NOT gi.is_gold AND j.item_id = i.id)"
     if by_request_id:
-        read += " OR (j.user_id = %s AND j.request_id = %s)"
+        read += f" OR (j.user_id = {user} AND j.request_id = %s)"
     read = f"j.withdrawn_at IS NULL AND ({read})"  # undone answers no longer count (Judgment.objects)
     judged = ", ".join(f"'{c}', j.{c}" for c in _READ)
     return (
-        f"SELECT {loaded}, a.user_id, "
+        f"SELECT {loaded}, {token_columns + ', ' if by_token else ''}a.user_id, "
         f"EXISTS (SELECT 1 FROM {Membership._meta.db_table} m WHERE m.campaign_id = i.campaign_id "
-        f"AND m.user_id = %s AND m.role = %s), "
+        f"AND m.user_id = {user} AND m.role = %s), "
         f"a.state, a.handed_out_at, a.expires_at, "
         f"ARRAY(SELECT jsonb_build_object({judged})::text FROM {judgment} j JOIN {item} gi ON gi.id = j.item_id "
         f"WHERE {read}), "
         f"i.xmin::text, (SELECT xmin::text FROM {item} AS snapshot WHERE snapshot.id = i.id) "
         f"FROM {item} i JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id "
-        f"JOIN {Assignment._meta.db_table} a ON a.item_id = i.id "
+        f"JOIN {Assignment._meta.db_table} a ON a.item_id = i.id {token_joins} "
         f"JOIN {Pool._meta.db_table} p ON p.id = c.pool_id JOIN {Sample._meta.db_table} s ON s.id = p.sample_id "
         f"JOIN {KnowledgeGraph._meta.db_table} kg ON kg.id = s.kg_id "
         f"WHERE c.name = %s AND a.id = %s AND a.kind = %s FOR UPDATE OF i"
