@@ -76,11 +76,14 @@ def wait_for_shown(page, count: int) -> None:
     page.wait_for_function("n => JSON.parse(sessionStorage.getItem('kgpoolShownMs') || '[]').length >= n", arg=count)
 
 
-def login(browser, live_server, username: str):
-    """A new browser context logged in as ``username`` (password: tests._annotation_web_support.PASSWORD)."""
+def login(browser, live_server, username: str, *, javascript: bool = True, init_script: str | None = None):
+    """A new browser context logged in as ``username`` (password: tests._annotation_web_support.PASSWORD);
+    ``javascript=False``: a browser without scripts; ``init_script``: run in every page before its own scripts."""
     from tests._annotation_web_support import PASSWORD
 
-    context = browser.new_context(viewport={"width": 1200, "height": 1000})
+    context = browser.new_context(viewport={"width": 1200, "height": 1000}, java_script_enabled=javascript)
+    if init_script:
+        context.add_init_script(init_script)
     page = context.new_page()
     page.set_default_timeout(15000)
     page.goto(f"{live_server.url}/login/")

@@ -15,11 +15,12 @@ import pytest
 
 from annotation.models import Judgment, Label
 from tests._annotation_support import star_campaign
-from tests._annotation_web_support import PASSWORD, member
+from tests._annotation_web_support import member
 from tests._browser_support import (  # noqa: F401 - fixture
     BROWSER_MARKS,
     SHOWN_TIMER_JS,
     browser,
+    login,
     press_for_next_page,
     shown_ms,
 )
@@ -30,19 +31,6 @@ SOURCE = "https://en.wikipedia.org/wiki/Liking"
 ITEMS = 12  # timed items, after the first one (refused once, then saved)
 
 
-def log_in(browser, base_url: str, *, javascript: bool = True):
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, java_script_enabled=javascript)
-    context.add_init_script(SHOWN_TIMER_JS)
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    page.goto(f"{base_url}/login/")
-    page.fill("input[name=username]", "one")
-    page.fill("input[name=password]", PASSWORD)
-    with page.expect_navigation():
-        page.click("input[type=submit]")
-    return context, page
-
-
 def hand_out(page) -> int:
     return int(page.get_attribute("#judge-form", "action").rstrip("/").split("/")[-1])
 
@@ -51,7 +39,7 @@ def hand_out(page) -> int:
 def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, live_server, browser):
     campaign = star_campaign(tmp_path, items=ITEMS + 1)
     one = member(campaign, "one", "annotator")
-    context, page = log_in(browser, live_server.url)
+    context, page = login(browser, live_server, "one", init_script=SHOWN_TIMER_JS)
     page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
     page.wait_for_selector("#judge-form")
     page.evaluate("window.kgpoolMarker = 'still here'")
@@ -63,6 +51,8 @@ def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, li
     page.keyboard.press("y")
     press_for_next_page(page)
     assert "a source URL is required" in page.inner_text(".has-error")
+    announced = page.locator("#judge-announce[role=status][aria-live=polite]")  # screen readers hear the swap
+    assert "a source URL is required" in announced.text_content()
     assert hand_out(page) == first and page.url.endswith(f"/judge/{first}/")
     assert page.is_checked("input[name=answer][value=Y]")
     assert page.evaluate("document.activeElement.name") == "source_url"
@@ -79,6 +69,9 @@ def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, li
         assert page.title().startswith("Judge · ")
         assert page.is_checked("input[name=answer][value=Y]") is False  # a fresh form, not the last one
         questions.add(page.inner_text("#question"))
+        assert page.inner_text("#question") in announced.text_content()
+        box = announced.bounding_box()
+        assert box["width"] <= 1 and box["height"] <= 1  # read, not shown
         if number % 2:
             page.keyboard.press("n")
             expected[current] = (Label.NO, "")
@@ -93,6 +86,7 @@ def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, li
             expected[current] = (Label.YES, SOURCE)
         press_for_next_page(page)
     assert "Nothing left for you to judge" in page.inner_text("main")
+    assert "Nothing left for you to judge" in announced.text_content()
     assert page.url.endswith(f"/campaigns/{campaign.name}/judge/")
     assert page.evaluate("window.kgpoolMarker") == "still here"  # the page was never loaded again
     assert len(questions) == ITEMS
@@ -112,7 +106,7 @@ def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, li
 def test_without_javascript_the_form_posts_and_the_next_item_is_loaded(tmp_path, live_server, browser):
     campaign = star_campaign(tmp_path, items=2)
     one = member(campaign, "one", "annotator")
-    context, page = log_in(browser, live_server.url, javascript=False)
+    context, page = login(browser, live_server, "one", javascript=False, init_script=SHOWN_TIMER_JS)
     page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
     first = hand_out(page)
     page.click("label.no")  # the label covers its radio button

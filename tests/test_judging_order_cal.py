@@ -10,15 +10,6 @@ from annotation.lib.cal_order import DEPTH_SHARE, MIN_CLASS, SHRINK, _loo_yield,
 from annotation.lib.judging_order import JudgingState, PoolView, order_items
 
 
-def labelled(n: int, labels: dict[int, bool]) -> JudgingState:
-    judged = np.zeros(n, dtype=bool)
-    positive = np.zeros(n, dtype=bool)
-    for item, label in labels.items():
-        judged[item] = True
-        positive[item] = label
-    return JudgingState(judged, positive)
-
-
 def marked_pool(seed: int) -> tuple[PoolView, np.ndarray]:
     """40 items of one question, two systems that rank them at random; 10 positives, each with a static feature
     value 1 that no negative has, and the positives are the deepest items (depth order finds them last)."""
@@ -40,18 +31,18 @@ def marked_pool(seed: int) -> tuple[PoolView, np.ndarray]:
 def test_cal_learns_a_feature_that_separates_the_positives_from_a_few_labels(seed):
     pool, positive = marked_pool(seed)
     # before MIN_CLASS labels of each class: the cold start (depth order), the positives come last
-    cold = order_items("cal", pool, labelled(40, {0: False}), seed=seed)
+    cold = order_items("cal", pool, JudgingState.from_labels(40, {0: False}), seed=seed)
     assert not positive[cold[:29]].any()
     # MIN_CLASS of each: every remaining positive is handed out before any negative
     labels = {i: False for i in range(MIN_CLASS)} | {30 + i: True for i in range(MIN_CLASS)}
-    ordered = order_items("cal", pool, labelled(40, labels), seed=seed)
+    ordered = order_items("cal", pool, JudgingState.from_labels(40, labels), seed=seed)
     rest = 10 - MIN_CLASS
     assert positive[ordered[:rest]].all() and not positive[ordered[rest:]].any()
 
 
 def test_cal_order_is_deterministic_for_a_seed_and_ties_follow_the_seed():
     pool, _positive = marked_pool(0)
-    state = labelled(40, {0: False, 1: False, 2: False, 30: True, 31: True, 32: True})
+    state = JudgingState.from_labels(40, {0: False, 1: False, 2: False, 30: True, 31: True, 32: True})
     assert order_items("cal", pool, state, seed=5).tolist() == order_items("cal", pool, state, seed=5).tolist()
     # a pool of identical items: only the seed orders them
     flat = PoolView.build(6, range(6), [0] * 6, [0] * 6, [1] * 6, num_systems=1, num_questions=1)
@@ -62,14 +53,14 @@ def test_cal_order_is_deterministic_for_a_seed_and_ties_follow_the_seed():
 def test_cal_top_takes_every_systems_top_candidates_first():
     pool, positive = marked_pool(1)
     labels = {i: False for i in range(2, 2 + MIN_CLASS)} | {30 + i: True for i in range(MIN_CLASS)}
-    ordered = order_items("cal_top", pool, labelled(40, labels), seed=0)
+    ordered = order_items("cal_top", pool, JudgingState.from_labels(40, labels), seed=0)
     assert ordered[0] == 0  # the only unjudged item at rank 1, although CAL rates it negative
     assert positive[ordered[1:8]].all()  # then CAL's order
 
 
 def test_leave_one_out_yield_ignores_the_items_own_label():
     # one group: items 0 (Y), 1 (N) judged, 2 unjudged; prior 0.5
-    state = labelled(3, {0: True, 1: False})
+    state = JudgingState.from_labels(3, {0: True, 1: False})
     got = _loo_yield(np.zeros(3, dtype=np.int64), 1, state, 0.5)
     expected = [(0 + SHRINK * 0.5) / (1 + SHRINK), (1 + SHRINK * 0.5) / (1 + SHRINK), (1 + SHRINK * 0.5) / (2 + SHRINK)]
     assert np.allclose(got, expected)
@@ -102,7 +93,7 @@ def test_candidate_features_count_degree_and_role_in_train():
 def test_cal_mix_interleaves_depth_order_into_cals_order():
     pool, positive = marked_pool(2)
     labels = {i: False for i in range(MIN_CLASS)} | {30 + i: True for i in range(MIN_CLASS)}
-    ordered = order_items("cal_mix", pool, labelled(40, labels), seed=0)
+    ordered = order_items("cal_mix", pool, JudgingState.from_labels(40, labels), seed=0)
     # DEPTH_SHARE 0.3: of the first ten, seven from CAL's order (the seven unjudged positives) and three from
     # depth order (the three shallowest unjudged items), interleaved
     assert DEPTH_SHARE == 0.3

@@ -5,7 +5,6 @@ items 0..5), unless a test says otherwise.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from annotation.lib.judging_order import JudgingState, PoolView, order_items
@@ -20,17 +19,8 @@ def two_runs(**extra) -> PoolView:
     return PoolView.build(6, items, systems, [0] * 6, ranks, num_systems=2, num_questions=1, **extra)
 
 
-def state(n: int, labels: dict[int, bool]) -> JudgingState:
-    judged = np.zeros(n, dtype=bool)
-    positive = np.zeros(n, dtype=bool)
-    for item, label in labels.items():
-        judged[item] = True
-        positive[item] = label
-    return JudgingState(judged, positive)
-
-
 def first(order: str, pool: PoolView, labels: dict[int, bool], seed: int = 0) -> int:
-    return int(order_items(order, pool, state(pool.num_items, labels), seed=seed, limit=1)[0])
+    return int(order_items(order, pool, JudgingState.from_labels(pool.num_items, labels), seed=seed, limit=1)[0])
 
 
 def test_depth_order_takes_shallower_items_first_whatever_the_seed():
@@ -42,9 +32,9 @@ def test_depth_order_takes_shallower_items_first_whatever_the_seed():
 
 def test_random_order_is_a_seeded_permutation_of_the_unjudged():
     pool = two_runs()
-    ordered = order_items("random", pool, state(6, {A1: True}), seed=3)
+    ordered = order_items("random", pool, JudgingState.from_labels(6, {A1: True}), seed=3)
     assert sorted(ordered.tolist()) == [A2, A3, B1, B2, B3]
-    assert ordered.tolist() == order_items("random", pool, state(6, {A1: True}), seed=3).tolist()
+    assert ordered.tolist() == order_items("random", pool, JudgingState.from_labels(6, {A1: True}), seed=3).tolist()
     assert len({tuple(order_items("random", pool, JudgingState.empty(6), seed=s).tolist()) for s in range(8)}) > 1
 
 
@@ -114,7 +104,7 @@ def test_orders_never_return_judged_items_and_cover_the_rest():
     pool = two_runs()
     labels = {A1: True, B2: False}
     for order in ("random", "depth", "move_to_front", "maxmean", "maxmean_question", "kg_aware"):
-        ordered = order_items(order, pool, state(6, labels), seed=1).tolist()
+        ordered = order_items(order, pool, JudgingState.from_labels(6, labels), seed=1).tolist()
         assert sorted(ordered) == [A2, A3, B1, B3], order
 
 

@@ -144,6 +144,15 @@ class JudgingState:
     def empty(cls, num_items: int) -> "JudgingState":
         return cls(np.zeros(num_items, dtype=bool), np.zeros(num_items, dtype=bool))
 
+    @classmethod
+    def from_labels(cls, num_items: int, labels: dict[int, bool]) -> "JudgingState":
+        """The state where exactly the items of ``labels`` (item -> positive) have a final label."""
+        state = cls.empty(num_items)
+        for item, label in labels.items():
+            state.judged[item] = True
+            state.positive[item] = label
+        return state
+
 
 def _dense_rank(values: np.ndarray) -> np.ndarray:
     """0 for the smallest value, equal values equal ranks (exact: no float mixing of keys)."""

@@ -181,8 +181,29 @@
     if (url) window.history.replaceState(null, "", url);
     window.scrollTo(0, 0);
     bind();
+    announce(document.querySelector("main"));
     var root = document.documentElement;  // a count of the pages shown in place (tests wait on it)
     root.setAttribute("data-pages-shown", String((parseInt(root.getAttribute("data-pages-shown"), 10) || 0) + 1));
+  }
+
+  // A page shown in place is no page load, so screen readers would say nothing: a polite live region outside
+  // <main> (it survives the swaps) reads the server's message (an error, "nothing left") and the new question.
+  function announce(main) {
+    var region = document.getElementById("judge-announce");
+    if (!region) {
+      region = document.createElement("div");
+      region.id = "judge-announce";
+      region.className = "visually-hidden";
+      region.setAttribute("role", "status");
+      region.setAttribute("aria-live", "polite");
+      document.body.appendChild(region);
+    }
+    var parts = [];
+    main.querySelectorAll(".messages li, .has-error, #done, #question").forEach(function (node) {
+      var text = node.textContent.replace(/\s+/g, " ").trim();
+      if (text && parts.indexOf(text) < 0) parts.push(text);
+    });
+    region.textContent = parts.join(". ");
   }
 
   // --- keys (one listener for the page's lifetime; it acts on the form shown now) ----------------------------
