@@ -15,7 +15,6 @@ no torch) with the analyses (t-test and, separately, Sakai's bootstrap), and wri
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+from bench.fb15k237_setup import DATA, embedded_django, published_sample, timed, trained_system  # noqa: E402
 
 
 def main() -> None:
@@ -34,48 +33,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--run-depth", type=int, default=100, help="candidates per question of the random runs")
     args = parser.parse_args()
-    var = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="kgpool-bench-"))
-    os.environ["KGPOOL_VAR_DIR"] = str(var)
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgpool.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    import torch
-
-    torch.set_num_threads(args.threads)
-    from evaluation.services.evaluate import EvaluationOptions, evaluate_sample, write_outputs
-    from evaluation.services.labels import JudgmentsFile
-    from pooling.models import KnowledgeGraph, Pool, Sample, System
-    from pooling.services.kg_import import import_kg
+    var = embedded_django(args.keep, args.threads)
     import numpy as np
 
+    from evaluation.services.evaluate import EvaluationOptions, evaluate_sample, write_outputs
+    from evaluation.services.labels import JudgmentsFile
+    from pooling.models import Pool, System
     from pooling.selectors.pools import entity_keys, sample_questions
     from pooling.services.pools import build_pool_now, create_pool
     from pooling.services.rankings import import_run
-    from pooling.services.samples import sample_from_file
-    from pooling.services.systems import train_new_system
 
-    def timed(label: str, fn):
-        start = time.perf_counter()
-        value = fn()
-        print(f"{label:<58s} {time.perf_counter() - start:8.2f} s", flush=True)
-        return value
-
-    print(f"var dir {var}; torch threads {args.threads}")
     print("-- setup")
-    kg = KnowledgeGraph.objects.filter(name="fb15k-237").first() or timed(
-        "import FB15k-237 (310,116 triples)", lambda: import_kg("fb15k-237", DATA / "fb15k-237"))
-    sample = Sample.objects.filter(kg=kg, name="published").first() or timed(
-        "published sample (1,023 triples)",
-        lambda: sample_from_file(kg, DATA / "fb15k-237-pooled" / "sample_idxs.txt", name="published"))
-    systems = [System.objects.filter(kg=kg, name="distmult-tiny").first() or timed(
-        f"train distmult d={args.dim}, {args.epochs} epoch(s) (+ filtered valid/test MRR)",
-        lambda: train_new_system(kg, "distmult", name="distmult-tiny", epochs=args.epochs, dim=args.dim, seed=0,
-                                 eval_every=args.epochs, batch_size=1024, device="cpu", num_threads=args.threads))]
+    sample = published_sample()
+    kg = sample.kg
+    systems = [trained_system(kg, "distmult", "distmult-tiny", epochs=args.epochs, dim=args.dim, threads=args.threads)]
     sq = sample_questions(sample)
     keys = entity_keys(kg)
 

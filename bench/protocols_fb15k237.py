@@ -14,15 +14,13 @@ tables, the tau-b between protocols and the time of each stage.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+from bench.fb15k237_setup import DATA, embedded_django, published_sample, timed, trained_system  # noqa: E402
 
 
 def main() -> None:
@@ -35,50 +33,18 @@ def main() -> None:
     parser.add_argument("--protocols", default="classification,pair_ranking,property")
     parser.add_argument("--keep", help="var dir to use and keep (default: a temporary one)")
     args = parser.parse_args()
-    var = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="kgpool-bench-"))
-    os.environ["KGPOOL_VAR_DIR"] = str(var)
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kgpool.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    embedded_django(args.keep, args.threads)
     import pandas as pd
-    import torch
 
-    torch.set_num_threads(args.threads)
     from evaluation.services.evaluate import EvaluationOptions, evaluate_sample
     from evaluation.services.labels import JudgmentsFile
     from evaluation.services.protocol_report import protocol_lines
-    from pooling.models import KnowledgeGraph, Sample, System
-    from pooling.services.kg_import import import_kg
-    from pooling.services.samples import sample_from_file
-    from pooling.services.systems import train_new_system
 
-    def timed(label: str, fn):
-        start = time.perf_counter()
-        value = fn()
-        print(f"{label:<60s} {time.perf_counter() - start:8.2f} s", flush=True)
-        return value
-
-    print(f"var dir {var}; torch threads {args.threads}")
     print("-- setup")
-    kg = KnowledgeGraph.objects.filter(name="fb15k-237").first() or timed(
-        "import FB15k-237 (310,116 triples)", lambda: import_kg("fb15k-237", DATA / "fb15k-237"))
-    sample = Sample.objects.filter(kg=kg, name="published").first() or timed(
-        "published sample (1,023 triples)",
-        lambda: sample_from_file(kg, DATA / "fb15k-237-pooled" / "sample_idxs.txt", name="published"))
-    systems = []
-    for architecture in ("distmult", "complex"):
-        name = f"{architecture}-d{args.dim}-e{args.epochs}"
-        System.objects.filter(kg=kg, name=name).exclude(status=System.Status.READY).delete()  # an interrupted one
-        systems.append(System.objects.filter(kg=kg, name=name, status=System.Status.READY).first() or timed(
-            f"train {architecture} d={args.dim}, {args.epochs} epoch(s)",
-            lambda architecture=architecture, name=name: train_new_system(
-                kg, architecture, name=name, epochs=args.epochs, dim=args.dim, seed=0, eval_every=args.epochs,
-                batch_size=1024, lr=0.01, device="cpu", num_threads=args.threads)))
+    sample = published_sample()
+    systems = [trained_system(sample.kg, architecture, f"{architecture}-d{args.dim}-e{args.epochs}", epochs=args.epochs,
+                              dim=args.dim, threads=args.threads, lr=0.01)
+               for architecture in ("distmult", "complex")]
     for system in systems:
         print(f"    {system.name}: filtered test MRR {system.test_mrr:.4f}")
     options = EvaluationOptions(device="cpu", analyses=False, protocols=tuple(args.protocols.split(",")),

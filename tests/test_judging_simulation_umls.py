@@ -99,10 +99,11 @@ def test_reusability_and_datasheet(umls_pool):
     assert "depth 5" in text and "distmult-a (distmult)" in text and "| family:distmult | micro_MRR |" in text
 
 
-def test_the_last_simulation_shows_on_the_campaign_page(umls_pool, client):
+def test_the_last_simulation_shows_on_the_campaign_page(umls_pool, client, settings, tmp_path):
     from annotation.models import Role
     from tests._annotation_web_support import member
 
+    settings.VAR_DIR = tmp_path / "var"  # simulations go to VAR_DIR/simulations/sample-<pk>: none from an earlier run
     sample, _pool, campaign, labels = umls_pool
     client.force_login(member(campaign, "boss", Role.ADMIN))
     page = client.get(f"/campaigns/{campaign.name}/manage/order/simulation/")
