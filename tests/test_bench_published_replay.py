@@ -1,4 +1,4 @@
-"""bench/load_annotation.py --published on a small part of the published FB15k-237 campaign, end to end over
+"""bench/load_annotation.py --published (bench/load_published.py) on a small part of the published FB15k-237 campaign, end to end over
 HTTP (the live test server instead of gunicorn): import, two annotators answering from judgments.tsv through
 the API (one wrong on a seeded share), the adjudicator deciding every conflict through the API, then the
 labels export compared with the published lines.
@@ -21,12 +21,12 @@ from django.db import connection
 
 pytestmark = [pytest.mark.slow]
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "load_annotation.py"
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "load_published.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_load_annotation", BENCH)
+    spec = importlib.util.spec_from_file_location("bench_load_published", BENCH)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
