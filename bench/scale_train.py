@@ -42,7 +42,8 @@ def stage_train(context: Any) -> None:
     train = splits["train"]
     print(f"train/read       {time.perf_counter() - started:7.2f} s  {entities:,} entities, {relations:,} relations, "
           f"{len(train):,} training triples", flush=True)
-    dim, batch, negatives = int(_setting("DIM", "64")), int(_setting("BATCH", "1024")), int(_setting("NEGATIVES", "256"))
+    dim, batch = int(_setting("DIM", "64")), int(_setting("BATCH", "1024"))
+    negatives = int(_setting("NEGATIVES", "256"))
     for architecture in _setting("ARCHITECTURES", "distmult,transe").split(","):
         config = TrainingConfig.for_architecture(architecture, hyperparameters={"dim": dim}, epochs=1, batch_size=batch,
                                                  negatives=negatives, device="cpu", strategy="negative-sampling")

@@ -1,4 +1,4 @@
-"""TrainingConfig.strategy: "auto" picks 1-N or negative sampling by entities x distinct questions; stored in checkpoints."""
+"""TrainingConfig.strategy: "auto" picks 1-N or negative sampling by entities x questions; stored in checkpoints."""
 from __future__ import annotations
 
 import numpy as np
