@@ -157,3 +157,4 @@ def test_candidate_scores_are_the_columns_of_the_all_entity_scores(name: str) ->
     torch.testing.assert_close(model.score_query(query, shared), every[:, shared], rtol=1e-4, atol=1e-4)
     per_row = torch.tensor([[3], [0], [12]])
     torch.testing.assert_close(model.score_query(query, per_row), every.gather(1, per_row), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(model.score_query(query, slice(4, 9)), every[:, 4:9], rtol=1e-4, atol=1e-4)

@@ -78,14 +78,15 @@ class KGCModel(nn.Module):
         """(B, D) representation of (anchor, relation, ?) that :meth:`score_query` compares with entities."""
         raise NotImplementedError
 
-    def score_query(self, query: Tensor, candidates: Tensor | None) -> Tensor:
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
         """Scores of candidate tails for queries from :meth:`tail_query`.
 
-        ``candidates`` None: every entity, (B, E); (K,) ids shared by all queries: (B, K); (B, K) ids, a row
-        per query: (B, K). Only the candidates' embedding rows are read, so negative sampling
-        (:mod:`pooling.kge.negative_sampling`) never builds a (B, E) tensor and its gradient is sparse.
+        ``candidates`` None: every entity, (B, E); a slice: that block of entities, (B, block); (K,) ids shared
+        by all queries: (B, K); (B, K) ids, a row per query: (B, K). Only the candidates' embedding rows are
+        read, so negative sampling (:mod:`pooling.kge.negative_sampling`) never builds a (B, E) tensor and its
+        gradient is sparse.
         """
-        embedding = self.entity.weight if candidates is None else self.entity(candidates)
+        embedding = _candidate_rows(self.entity, candidates)
         if embedding.dim() == 2:
             return query @ embedding.t()
         return torch.bmm(embedding, query.unsqueeze(-1)).squeeze(-1)
@@ -96,6 +97,15 @@ class KGCModel(nn.Module):
 
     def extra_repr(self) -> str:
         return f"num_entities={self.num_entities}, num_relations={self.num_relations}, hparams={self.hparams}"
+
+
+def _candidate_rows(entity: nn.Embedding, candidates: Tensor | slice | None) -> Tensor:
+    """The entity rows :meth:`KGCModel.score_query` compares with: all, a block (slice) or looked-up ids."""
+    if candidates is None:
+        return entity.weight
+    if isinstance(candidates, slice):
+        return entity.weight[candidates]
+    return entity(candidates)  # an embedding lookup: sparse gradient when the embedding is sparse
 
 
 def _embedding(count: int, dim: int, std: float | None = None) -> nn.Embedding:
@@ -123,8 +133,8 @@ class _DistanceModel(KGCModel):
 
     p: int
 
-    def score_query(self, query: Tensor, candidates: Tensor | None) -> Tensor:
-        embedding = self.entity.weight if candidates is None else self.entity(candidates)
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
+        embedding = _candidate_rows(self.entity, candidates)
         if embedding.dim() == 2:
             return -torch.cdist(query, embedding, p=self.p)
         return -torch.cdist(query.unsqueeze(1), embedding, p=self.p).squeeze(1)
@@ -350,7 +360,7 @@ class ConvE(KGCModel):
         hidden = self.hidden(features.flatten(1))
         return F.relu(self.hidden_norm(self.hidden_dropout(hidden)))
 
-    def score_query(self, query: Tensor, candidates: Tensor | None) -> Tensor:
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
         bias = self.entity_bias if candidates is None else self.entity_bias[candidates]
         return super().score_query(query, candidates) + bias
 
