@@ -116,6 +116,10 @@ def stage_import(context: Context) -> None:
 
 STAGES: dict[str, Callable[[Context], None]] = {"generate": stage_generate, "import": stage_import}
 
+from scale_train import stage_train  # noqa: E402  (bench/scale_train.py: one negative-sampling epoch)
+
+STAGES["train"] = stage_train
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -144,3 +144,17 @@ def test_hyperparameters_are_recorded_and_validated() -> None:
         assert conve.eval().score_questions(torch.tensor([0, 1]), torch.tensor([1, 0]), HEAD).shape == (2, 5)
     with pytest.raises(TypeError):
         build_model("distmult", 5, 2, dimension=4)  # misspelt hyperparameters fail loudly
+
+
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_candidate_scores_are_the_columns_of_the_all_entity_scores(name: str) -> None:
+    # Negative sampling scores only some entities: the same numbers as the (B, E) matrix, without building it.
+    model = small_model(name)
+    anchor, relation = torch.tensor([0, 5, 12]), torch.tensor([0, 7, 1])
+    every = model.score_tails(anchor, relation)
+    query = model.tail_query(anchor, relation)
+    shared = torch.tensor([11, 2, 2, 7])
+    torch.testing.assert_close(model.score_query(query, shared), every[:, shared], rtol=1e-4, atol=1e-4)
+    per_row = torch.tensor([[3], [0], [12]])
+    torch.testing.assert_close(model.score_query(query, per_row), every.gather(1, per_row), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(model.score_query(query, slice(4, 9)), every[:, 4:9], rtol=1e-4, atol=1e-4)

@@ -1,4 +1,4 @@
-"""Django-free PyTorch KGC models, their 1-N training and checkpoints.
+"""Django-free PyTorch KGC models, their 1-N and negative-sampling training and checkpoints.
 
 Importing this package imports torch; the rest of the project imports it lazily (inside functions).
 """
@@ -17,6 +17,7 @@ from .models import (
     architecture_class,
     build_model,
 )
+from .negative_sampling import train_negative_sampling
 from .training import EpochReport, TrainingConfig, TrainingResult, resolve_device, seed_everything, train
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "save_checkpoint",
     "seed_everything",
     "train",
+    "train_negative_sampling",
 ]

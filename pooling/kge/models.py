@@ -33,9 +33,12 @@ from pooling.engine.questions import HEAD, TAIL  # numpy-only, Django-free
 class KGCModel(nn.Module):
     """Base class: entity/relation counts, the reciprocal convention and 1-N scoring.
 
-    Subclasses implement :meth:`score_tails` for a batch of (anchor, relation) pairs where
-    ``relation`` already lies in ``0..2R-1`` (reciprocals included).
+    Subclasses implement :meth:`tail_query` for a batch of (anchor, relation) pairs where ``relation``
+    already lies in ``0..2R-1`` (reciprocals included); :meth:`score_query` compares it with entity
+    embeddings (dot product unless overridden: distance models, ConvE's entity bias).
     """
+
+    entity: nn.Embedding
 
     #: Optimiser settings that go with the default hyperparameters (epochs, lr, batch size, ...).
     TRAINING_DEFAULTS: ClassVar[dict[str, Any]] = {}
@@ -69,7 +72,24 @@ class KGCModel(nn.Module):
 
     def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
         """Scores (B, E) of every entity as the tail of (anchor, relation, ?); relation in 0..2R-1."""
+        return self.score_query(self.tail_query(anchor, relation), None)
+
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        """(B, D) representation of (anchor, relation, ?) that :meth:`score_query` compares with entities."""
         raise NotImplementedError
+
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
+        """Scores of candidate tails for queries from :meth:`tail_query`.
+
+        ``candidates`` None: every entity, (B, E); a slice: that block of entities, (B, block); (K,) ids shared
+        by all queries: (B, K); (B, K) ids, a row per query: (B, K). Only the candidates' embedding rows are
+        read, so negative sampling (:mod:`pooling.kge.negative_sampling`) never builds a (B, E) tensor and its
+        gradient is sparse.
+        """
+        embedding = _candidate_rows(self.entity, candidates)
+        if embedding.dim() == 2:
+            return query @ embedding.t()
+        return torch.bmm(embedding, query.unsqueeze(-1)).squeeze(-1)
 
     def penalty(self, anchor: Tensor, relation: Tensor) -> Tensor:
         """Regularisation term for a training batch (added to the loss); zero unless overridden."""
@@ -77,6 +97,15 @@ class KGCModel(nn.Module):
 
     def extra_repr(self) -> str:
         return f"num_entities={self.num_entities}, num_relations={self.num_relations}, hparams={self.hparams}"
+
+
+def _candidate_rows(entity: nn.Embedding, candidates: Tensor | slice | None) -> Tensor:
+    """The entity rows :meth:`KGCModel.score_query` compares with: all, a block (slice) or looked-up ids."""
+    if candidates is None:
+        return entity.weight
+    if isinstance(candidates, slice):
+        return entity.weight[candidates]
+    return entity(candidates)  # an embedding lookup: sparse gradient when the embedding is sparse
 
 
 def _embedding(count: int, dim: int, std: float | None = None) -> nn.Embedding:
@@ -99,7 +128,19 @@ def _n3(*factors: Tensor) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 
 
-class TransE(KGCModel):
+class _DistanceModel(KGCModel):
+    """Score = minus the p-distance between the query and the candidate's embedding."""
+
+    p: int
+
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
+        embedding = _candidate_rows(self.entity, candidates)
+        if embedding.dim() == 2:
+            return -torch.cdist(query, embedding, p=self.p)
+        return -torch.cdist(query.unsqueeze(1), embedding, p=self.p).squeeze(1)
+
+
+class TransE(_DistanceModel):
     """TransE (Bordes et al. 2013): score(h, r, t) = -||h + r - t||_p.
 
     Defaults (UMLS-tuned): ``dim=100, p=1, dropout=0.3`` (dropout on the query h + r). Distances to
@@ -121,12 +162,11 @@ class TransE(KGCModel):
         self.relation = _embedding(self.num_relation_embeddings, dim)
         self.dropout = nn.Dropout(dropout)
 
-    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
-        query = self.dropout(self.entity(anchor) + self.relation(relation))
-        return -torch.cdist(query, self.entity.weight, p=self.p)
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        return self.dropout(self.entity(anchor) + self.relation(relation))
 
 
-class RotatE(KGCModel):
+class RotatE(_DistanceModel):
     """RotatE (Sun et al. 2019): t ≈ h ∘ r with |r_i| = 1 in complex space.
 
     score(h, r, t) = -||h ∘ r - t|| over the 2·dim real coordinates (Re, Im). The paper sums the complex
@@ -151,12 +191,12 @@ class RotatE(KGCModel):
         nn.init.uniform_(self.phase.weight, -math.pi, math.pi)
         self.dropout = nn.Dropout(dropout)
 
-    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
         head_re, head_im = self.entity(anchor).chunk(2, dim=-1)
         phase = self.phase(relation)
         rel_re, rel_im = torch.cos(phase), torch.sin(phase)
         query = torch.cat([head_re * rel_re - head_im * rel_im, head_re * rel_im + head_im * rel_re], dim=-1)
-        return -torch.cdist(self.dropout(query), self.entity.weight, p=self.p)
+        return self.dropout(query)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -177,8 +217,8 @@ class _BilinearModel(KGCModel):
     def query(self, anchor: Tensor, relation: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
-        return self.query(anchor, relation) @ self.entity.weight.t()
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
+        return self.query(anchor, relation)
 
 
 class DistMult(_BilinearModel):
@@ -312,14 +352,17 @@ class ConvE(KGCModel):
         self.hidden_norm = nn.BatchNorm1d(dim)
         self.hidden_dropout = nn.Dropout(hidden_dropout)
 
-    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
         shape = (-1, 1, self.embedding_height, self.embedding_width)
         image = torch.cat([self.entity(anchor).view(shape), self.relation(relation).view(shape)], dim=2)
         image = self.input_dropout(self.input_norm(image))
         features = self.feature_dropout(F.relu(self.feature_norm(self.conv(image))))
         hidden = self.hidden(features.flatten(1))
-        hidden = F.relu(self.hidden_norm(self.hidden_dropout(hidden)))
-        return hidden @ self.entity.weight.t() + self.entity_bias
+        return F.relu(self.hidden_norm(self.hidden_dropout(hidden)))
+
+    def score_query(self, query: Tensor, candidates: Tensor | slice | None) -> Tensor:
+        bias = self.entity_bias if candidates is None else self.entity_bias[candidates]
+        return super().score_query(query, candidates) + bias
 
 
 class TuckER(KGCModel):
@@ -349,14 +392,13 @@ class TuckER(KGCModel):
         self.hidden_dropout1 = nn.Dropout(hidden_dropout1)
         self.hidden_dropout2 = nn.Dropout(hidden_dropout2)
 
-    def score_tails(self, anchor: Tensor, relation: Tensor) -> Tensor:
+    def tail_query(self, anchor: Tensor, relation: Tensor) -> Tensor:
         head = self.input_dropout(self.input_norm(self.entity(anchor)))
         # W ×1 r: one (B, d_r) @ (d_r, d_e*d_e) matmul gives a d_e x d_e matrix per question.
         relation_core = (self.relation(relation) @ self.core.view(self.core.shape[0], -1))
         relation_core = self.hidden_dropout1(relation_core.view(-1, self.entity_dim, self.entity_dim))
         hidden = torch.bmm(head.unsqueeze(1), relation_core).squeeze(1)
-        hidden = self.hidden_dropout2(self.hidden_norm(hidden))
-        return hidden @ self.entity.weight.t()
+        return self.hidden_dropout2(self.hidden_norm(hidden))
 
 
 ARCHITECTURES: dict[str, type[KGCModel]] = {

@@ -7,14 +7,8 @@ normalised multi-hot vector of its training answers (optionally label-smoothed).
 """
 from __future__ import annotations
 
-import copy
-import dataclasses
-import math
-import random
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,89 +16,42 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from .evaluation import filtered_mrr
-from .models import KGCModel, architecture_class, build_model
+# TrainingConfig and friends live in .fitting (shared with negative sampling); re-exported here, where callers
+# have always imported them from.
+from .fitting import (  # noqa: F401 (re-exports)
+    EpochReport,
+    ProgressCallback,
+    TrainingConfig,
+    TrainingResult,
+    checked_triples,
+    fit,
+    resolve_device,
+    seed_everything,
+)
+from .models import KGCModel, build_model
+from .negative_sampling import train_negative_sampling
+
+#: ``strategy="auto"`` trains 1-N while entities x distinct training questions stays at or below this, and with
+#: negative sampling above it. A 1-N epoch costs about that many scores (x dim) and its batch holds
+#: batch_size x entities floats; measured (DistMult d=64, 1 CPU thread): see README "Training at scale".
+ONE_N_LIMIT = 10**10
 
 
-@dataclass
-class TrainingConfig:
-    """Everything that determines a training run (JSON-serialisable, stored in checkpoints).
-
-    ``hyperparameters`` override the architecture's constructor defaults. ``eval_every`` is in epochs;
-    ``patience`` counts evaluations without improvement of validation MRR before stopping (0 = never
-    stop early). ``label_smoothing`` mixes the uniform distribution into the 1-N targets.
-    ``device`` None picks ``"cuda"`` when available, else ``"cpu"``.
-    """
-
-    architecture: str
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
-    epochs: int = 200
-    batch_size: int = 256
-    lr: float = 0.003
-    seed: int = 0
-    eval_every: int = 10
-    patience: int = 5
-    label_smoothing: float = 0.0
-    weight_decay: float = 0.0
-    eval_batch_size: int = 1024
-    device: str | None = None
-    #: torch intra-op CPU threads while training (None keeps torch's setting). On a small shared CPU,
-    #: 1 is often fastest: with 2 threads on 2 busy cores we measured 2-4x slower epochs.
-    num_threads: int | None = None
-
-    @classmethod
-    def for_architecture(cls, architecture: str, **overrides: Any) -> TrainingConfig:
-        """A config with the architecture's recommended optimiser settings, then ``overrides``."""
-        settings: dict[str, Any] = dict(architecture_class(architecture).TRAINING_DEFAULTS)
-        settings.update(overrides)
-        return cls(architecture=architecture.lower(), **settings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrainingConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{key: value for key, value in data.items() if key in known})
+def distinct_questions(train_triples: np.ndarray, num_relations: int) -> int:
+    """Number of distinct 1-N training questions (h, r, ?) and (t, r + R, ?) of ``train_triples``."""
+    triples = np.asarray(train_triples, dtype=np.int64).reshape(-1, 3)
+    keys = np.concatenate([triples[:, 0] * (2 * num_relations) + triples[:, 1],
+                           triples[:, 2] * (2 * num_relations) + triples[:, 1] + num_relations])
+    return int(np.unique(keys).size)
 
 
-@dataclass
-class EpochReport:
-    """What a ``progress`` callback receives after every epoch."""
-
-    epoch: int
-    epochs: int
-    loss: float
-    valid_mrr: float | None  # None in epochs without evaluation
-    best_valid_mrr: float | None
-    best_epoch: int | None
-    seconds: float  # since the start of training
-
-
-@dataclass
-class TrainingResult:
-    model: KGCModel  # in eval mode, holding the best state (by validation MRR)
-    best_valid_mrr: float | None  # None when trained without validation triples
-    history: list[dict[str, Any]]  # one entry per epoch: epoch, loss, valid_mrr, seconds
-    epochs_run: int
-    seconds: float
-    best_epoch: int | None = None
-
-
-ProgressCallback = Callable[[EpochReport], None]
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``device`` if given, else CUDA when available, else CPU."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def seed_everything(seed: int) -> None:
-    """Seed python, numpy and torch (CPU and CUDA) random generators."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)  # also seeds all CUDA devices
+def chosen_strategy(config: TrainingConfig, train_triples: np.ndarray, num_entities: int, num_relations: int) -> str:
+    """``config.strategy``, with ``"auto"`` resolved by :data:`ONE_N_LIMIT`."""
+    if config.strategy != "auto":
+        return config.strategy
+    if num_entities * distinct_questions(train_triples, num_relations) <= ONE_N_LIMIT:
+        return "1-n"
+    return "negative-sampling"
 
 
 @dataclass
@@ -169,7 +116,10 @@ def train(
     known_triples: np.ndarray | None = None,
     progress: ProgressCallback | bool | None = None,
 ) -> TrainingResult:
-    """Train ``config.architecture`` 1-N on ``train_triples`` and return the best model.
+    """Train ``config.architecture`` on ``train_triples`` and return the best model.
+
+    1-N here, or negative sampling (:func:`pooling.kge.negative_sampling.train_negative_sampling`) as
+    ``config.strategy`` says (see :func:`chosen_strategy`).
 
     Validation filtered MRR (answer-wise, both sides, filter = train + valid + ``known_triples``) is
     computed every ``config.eval_every`` epochs; training stops after ``config.patience`` evaluations
@@ -178,6 +128,9 @@ def train(
     :class:`EpochReport` per epoch; None shows a tqdm bar (auto-hidden when not on a terminal);
     False is silent.
     """
+    if chosen_strategy(config, train_triples, num_entities, num_relations) == "negative-sampling":
+        return train_negative_sampling(config, train_triples, valid_triples, num_entities, num_relations,
+                                       known_triples=known_triples, progress=progress)
     previous_threads = torch.get_num_threads()
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
@@ -194,7 +147,7 @@ def _train(config: TrainingConfig, train_triples: np.ndarray, valid_triples: np.
     seed_everything(config.seed)
     started = time.perf_counter()
 
-    _checked(train_triples, num_entities, num_relations, "train_triples")  # fail before building anything
+    checked_triples(train_triples, num_entities, num_relations, "train_triples")  # fail before building anything
     model = build_model(config.architecture, num_entities, num_relations, **config.hyperparameters).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     questions = TrainingQuestions.from_triples(train_triples, num_relations).to(device)
@@ -204,59 +157,20 @@ def _train(config: TrainingConfig, train_triples: np.ndarray, valid_triples: np.
     skip_single = any(isinstance(module, torch.nn.modules.batchnorm._BatchNorm) for module in model.modules())
 
     has_validation = valid_triples is not None and len(valid_triples) > 0
-    filter_triples = [_checked(train_triples, num_entities, num_relations, "train_triples")]
+    filter_triples = [checked_triples(train_triples, num_entities, num_relations, "train_triples")]
     if has_validation:
-        filter_triples.append(_checked(valid_triples, num_entities, num_relations, "valid_triples"))
+        filter_triples.append(checked_triples(valid_triples, num_entities, num_relations, "valid_triples"))
     if known_triples is not None and len(known_triples):
-        filter_triples.append(_checked(known_triples, num_entities, num_relations, "known_triples"))
+        filter_triples.append(checked_triples(known_triples, num_entities, num_relations, "known_triples"))
     filter_all = np.concatenate(filter_triples)
 
-    bar = None
-    if progress is None:
-        from tqdm.auto import tqdm
+    def evaluate() -> float:
+        return filtered_mrr(model, valid_triples, filter_all, batch_size=config.eval_batch_size)
 
-        bar = tqdm(total=config.epochs, desc=f"train {config.architecture}", unit="epoch", disable=None)
-
-    history: list[dict[str, Any]] = []
-    best_mrr: float | None = None
-    best_epoch: int | None = None
-    best_state: dict[str, Tensor] | None = None
-    evaluations_without_improvement = 0
-    epoch = 0
-    try:
-        for epoch in range(1, config.epochs + 1):
-            loss = _train_one_epoch(model, optimizer, questions, config, num_entities, shuffle_generator,
-                                    skip_single)
-            valid_mrr = None
-            if has_validation and (epoch % config.eval_every == 0 or epoch == config.epochs):
-                valid_mrr = filtered_mrr(model, valid_triples, filter_all, batch_size=config.eval_batch_size)
-                if best_mrr is None or valid_mrr > best_mrr:
-                    best_mrr, best_epoch = valid_mrr, epoch
-                    best_state = copy.deepcopy(model.state_dict())
-                    evaluations_without_improvement = 0
-                else:
-                    evaluations_without_improvement += 1
-            seconds = time.perf_counter() - started
-            history.append({"epoch": epoch, "loss": loss, "valid_mrr": valid_mrr, "seconds": seconds})
-            report = EpochReport(epoch, config.epochs, loss, valid_mrr, best_mrr, best_epoch, seconds)
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss:.4f}", valid_mrr="-" if best_mrr is None else f"{best_mrr:.4f}")
-            elif callable(progress):
-                progress(report)
-            if not math.isfinite(loss):
-                raise FloatingPointError(f"training loss became {loss} at epoch {epoch}; lower the learning rate")
-            if config.patience and evaluations_without_improvement >= config.patience:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
-
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return TrainingResult(model=model, best_valid_mrr=best_mrr, history=history, epochs_run=epoch,
-                          seconds=time.perf_counter() - started, best_epoch=best_epoch)
+    return fit(model, config,
+               lambda: _train_one_epoch(model, optimizer, questions, config, num_entities, shuffle_generator,
+                                        skip_single),
+               evaluate if has_validation else None, progress, started, f"train {config.architecture}")
 
 
 def _train_one_epoch(model: KGCModel, optimizer: torch.optim.Optimizer, questions: TrainingQuestions,
@@ -279,13 +193,3 @@ def _train_one_epoch(model: KGCModel, optimizer: torch.optim.Optimizer, question
         total_loss += loss.item() * len(batch)
     return total_loss / max(len(questions), 1)
 
-
-
-def _checked(triples: np.ndarray, num_entities: int, num_relations: int, name: str) -> np.ndarray:
-    """``triples`` as int64 (n, 3), with every id in range (an embedding lookup would fail obscurely)."""
-    array = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
-    if array.size and (array.min() < 0 or array[:, [0, 2]].max() >= num_entities
-                       or array[:, 1].max() >= num_relations):
-        raise ValueError(f"{name} holds ids outside 0..{num_entities - 1} (entities) / "
-                         f"0..{num_relations - 1} (relations)")
-    return array
