@@ -16,11 +16,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.load_annotation import (  # noqa: E402 - the same server, statistics and database set-up
+from bench.load_server import (  # noqa: E402 - the same server, statistics and database set-up
     Server,
     Stats,
-    _recreate_database,
-    _setup_django,
+    recreate_database,
+    setup_django,
     cpu_model,
     report_level,
     table_head,
@@ -462,9 +462,9 @@ def _merge(into: Stats, more: Stats) -> None:
 
 def main_published(args) -> int:
     t0 = time.monotonic()
-    database_url = _recreate_database(args.pg, args.db)
+    database_url = recreate_database(args.pg, args.db)
     var_dir = tempfile.mkdtemp(prefix="kgpool-replay-")
-    _setup_django(database_url, var_dir)
+    setup_django(database_url, var_dir)
     from django.core.management import call_command
     from django.db import connections
 
@@ -492,7 +492,7 @@ def main_published(args) -> int:
             server.stop()
         connections.close_all()
         if not args.keep:
-            _recreate_database(args.pg, args.db, drop_only=True)
+            recreate_database(args.pg, args.db, drop_only=True)
             shutil.rmtree(var_dir, ignore_errors=True)
         else:
             print(f"kept database {args.db} and {var_dir}")
