@@ -20,7 +20,7 @@ from pooling.kge.models import build_model  # noqa: E402
 from pooling.kge.negative_sampling import train_negative_sampling  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-UMLS = Path("/work/shared/data/umls")
+UMLS = ROOT / "datasets" / "umls"  # bundled with the repository (the quickstart's dataset)
 
 
 def free_port() -> int:

@@ -29,7 +29,7 @@ from pooling.kge.negative_sampling import SampledSoftmaxLoss, train_negative_sam
 from pooling.kge.training import TrainingConfig, train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-UMLS = Path("/work/shared/data/umls")
+UMLS = ROOT / "datasets" / "umls"  # bundled with the repository (the quickstart's dataset)
 SMALL = {
     "transe": {"dim": 8}, "rotate": {"dim": 8}, "distmult": {"dim": 8}, "complex": {"dim": 8}, "rescal": {"dim": 6},
     "conve": {"dim": 16, "embedding_height": 4, "channels": 4}, "tucker": {"entity_dim": 8, "relation_dim": 5},

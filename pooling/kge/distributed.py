@@ -1,7 +1,7 @@
 """Multi-process / multi-host negative-sampling training with PyTorch DistributedDataParallel (torchrun).
 
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m pooling.kge.distributed \\
-        --data /work/shared/data/umls --architecture distmult --dim 64 --epochs 50 --out umls-distmult.pt
+        --data datasets/umls --architecture distmult --dim 64 --epochs 50 --out umls-distmult.pt
 
 Several hosts: the same command on each with ``--nnodes N --node_rank I --rdzv_endpoint HOST:PORT`` instead of
 ``--standalone`` (torchrun's own options). The backend is gloo on CPU and NCCL on GPUs (one per local rank).

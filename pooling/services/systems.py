@@ -40,17 +40,22 @@ def training_config(
     device: str | None = None,
     hyperparameters: dict[str, Any] | None = None,
     num_threads: int | None = None,
+    strategy: str | None = None,
+    negatives: int | None = None,
+    valid_sample: int | None = None,
 ) -> dict[str, Any]:
     """A JSON training config: the architecture's recommended settings, then the given overrides.
 
-    ``dim`` sets the embedding size (``entity_dim`` for TuckER). Raises SystemServiceError for an unknown
-    architecture.
+    ``dim`` sets the embedding size (``entity_dim`` for TuckER). ``strategy`` "auto" (default), "1-n" or
+    "negative-sampling", with ``negatives`` per batch and ``valid_sample`` validation triples (see
+    ``pooling.kge.fitting.TrainingConfig``). Raises SystemServiceError for an unknown architecture.
     """
     from pooling.kge import TrainingConfig  # torch
 
     overrides: dict[str, Any] = {"seed": seed}
     for key, value in (("epochs", epochs), ("lr", lr), ("batch_size", batch_size), ("patience", patience),
-                       ("eval_every", eval_every), ("device", device), ("num_threads", num_threads)):
+                       ("eval_every", eval_every), ("device", device), ("num_threads", num_threads),
+                       ("strategy", strategy), ("negatives", negatives), ("valid_sample", valid_sample)):
         if value is not None:
             overrides[key] = value
     hparams = dict(hyperparameters or {})
@@ -142,7 +147,9 @@ def train_system(system: System, *, progress: ProgressFn = _no_progress) -> Syst
     trains it. On error or interruption (Ctrl-C) the system is marked failed (with the message) and the exception
     re-raised.
     """
-    from pooling.kge import TrainingConfig, filtered_mrr, save_checkpoint, train  # torch
+    from pooling.kge import TrainingConfig, save_checkpoint, train  # torch
+    from pooling.kge.negative_sampling import held_out_mrr
+    from pooling.kge.training import chosen_strategy
     from pooling.services.trainers import TrainingBusyError, claim_training, heartbeat, still_trained_by
 
     system.refresh_from_db()
@@ -164,14 +171,18 @@ def train_system(system: System, *, progress: ProgressFn = _no_progress) -> Syst
                            known_triples=arrays["test"], progress=report)
             progress(f"train {system.name}", total_epochs, total_epochs)
             known = np.concatenate([arrays["train"], arrays["valid"], arrays["test"]])
+            # A KG large enough for negative sampling gets its final MRRs from a seeded sample (valid_sample), as
+            # its early stopping did: the whole test split against millions of entities is hours of CPU.
+            sampled = chosen_strategy(config, arrays["train"], kg.num_entities, kg.num_relations) == "negative-sampling"
             valid_mrr = result.best_valid_mrr
             if valid_mrr is None and len(arrays["valid"]):
-                valid_mrr = filtered_mrr(result.model, arrays["valid"], known, batch_size=config.eval_batch_size)
-            test_mrr = filtered_mrr(result.model, arrays["test"], known, batch_size=config.eval_batch_size) \
-                if len(arrays["test"]) else None
+                valid_mrr, _ = held_out_mrr(result.model, arrays["valid"], known, kg.num_relations, config, sample=sampled)
+            test_mrr, test_ranked = held_out_mrr(result.model, arrays["test"], known, kg.num_relations, config,
+                                                 sample=sampled)
+            test_mrr = test_mrr if test_ranked else None
             relative = f"systems/{kg.pk}-{kg.name}/{system.pk}-{system.name}.pt"
-            metrics = {"valid_mrr": valid_mrr, "test_mrr": test_mrr, "epochs_run": result.epochs_run,
-                       "best_epoch": result.best_epoch, "seconds": result.seconds}
+            metrics = {"valid_mrr": valid_mrr, "test_mrr": test_mrr, "test_triples_ranked": test_ranked,
+                       "epochs_run": result.epochs_run, "best_epoch": result.best_epoch, "seconds": result.seconds}
         if not still_trained_by(system.pk, me):  # --replace handed it to another process meanwhile
             raise TrainingBusyError(f"{kg.name}/{system.name} was handed to another training while this one ran; "
                                     "its result is dropped")
@@ -188,7 +199,7 @@ def train_system(system: System, *, progress: ProgressFn = _no_progress) -> Syst
         mine.update(
             status=System.Status.READY, checkpoint_file=relative, valid_mrr=valid_mrr, test_mrr=test_mrr, error="",
             config={**system.config, "epochs_run": result.epochs_run, "best_epoch": result.best_epoch,
-                    "train_seconds": round(result.seconds, 3)},
+                    "train_seconds": round(result.seconds, 3), "test_triples_ranked": test_ranked},
         )
     system.refresh_from_db()
     return system
