@@ -8,9 +8,11 @@ import numpy as np
 
 from annotation.models import Adjudication, Campaign, Item, Judgment, Label, LabelVersion
 from pooling.engine.questions import HEAD, TAIL
-from pooling.models import Entity, PoolHit, Question, Relation, SampleTriple
+from pooling.models import PoolHit, Question, Relation, SampleTriple
 from pooling.selectors.kg import kg_relation_keys
-from pooling.selectors.pools import entity_keys, sample_questions
+from pooling.selectors.pools import (
+    entity_fields_of_pks, entity_indices_of_keys, entity_keys_of_indices, sample_questions,
+)
 from pooling.selectors.questions import completion_questions
 
 FINAL_STATUSES = (Item.Status.AUTO_NEGATIVE, Item.Status.AGREED, Item.Status.ADJUDICATED, Item.Status.IMPORTED)
@@ -53,12 +55,14 @@ def completed_questions(campaign: Campaign) -> list[CompletedQuestion]:
     ``tail<N>`` after the sample's, in (relation, entity) order (``pooling.selectors.questions``, shared with the
     evaluation). Answers: every labelled triple that answers the question, relevant 1 (Y) or 0 (N)."""
     sample = campaign.pool.sample
-    entities, relations = entity_keys(sample.kg), kg_relation_keys(sample.kg)
-    entity_index = {key: index for index, key in enumerate(entities)}
+    labelled = completed_labels(campaign)
+    relations = kg_relation_keys(sample.kg)
+    # only the entities of the labelled triples and the sample's questions, not the KG's millions
+    entity_index = entity_indices_of_keys(sample.kg, [key for x in labelled for key in (x.head, x.tail)])
     relation_index = {key: index for index, key in enumerate(relations)}
     answers: dict[tuple[int, int, int], list[tuple[str, int]]] = defaultdict(list)
     positives: list[tuple[int, int, int]] = []
-    for triple in completed_labels(campaign):
+    for triple in labelled:
         h, r, t = entity_index[triple.head], relation_index[triple.relation], entity_index[triple.tail]
         rel = 1 if triple.label == Label.YES else 0
         answers[(HEAD, r, t)].append((triple.head, rel))
@@ -66,8 +70,10 @@ def completed_questions(campaign: Campaign) -> list[CompletedQuestion]:
         if rel:
             positives.append((h, r, t))
     sq = sample_questions(sample)
+    entities = {index: key for key, index in entity_index.items()}
+    entities.update(entity_keys_of_indices(sample.kg, set(sq.questions.anchor.tolist()) - set(entities)))
     asked = completion_questions(sq.questions, sq.qids, np.array(positives, dtype=np.int64).reshape(-1, 3),
-                                 entities, relations)
+                                 entities, relations, sample.kg.num_entities)
     result = []
     for row, qid in enumerate(asked.qids):
         side, relation, anchor = (int(asked.questions.side[row]), int(asked.questions.relation[row]),
@@ -133,8 +139,6 @@ def label_provenance(campaign: Campaign, *, with_history: bool = False) -> list[
     ``with_history``, also every version of the item's judgments, adjudication and expert labels (who changed
     what, when and why; the sample's triples have none)."""
     kg_id = campaign.pool.sample.kg_id
-    names = dict(Entity.objects.filter(kg_id=kg_id).values_list("pk", "name"))
-    ekeys = dict(Entity.objects.filter(kg_id=kg_id).values_list("pk", "key"))
     rkeys = dict(Relation.objects.filter(kg_id=kg_id).values_list("pk", "key"))
     question_qid = {
         (side, anchor, relation): qid
@@ -164,11 +168,17 @@ def label_provenance(campaign: Campaign, *, with_history: bool = False) -> list[
     }
     history = label_history(campaign) if with_history else None
     rows: list[Provenance] = []
-    items = Item.objects.filter(campaign=campaign, is_gold=False).values_list(
+    items = list(Item.objects.filter(campaign=campaign, is_gold=False).values_list(
         "pk", "entry_id", "entry__depth", "head_id", "relation_id", "tail_id", "label", "status", "label_origin",
         "rule", "flags",
-    )
-    for pk, entry_id, depth, h, r, t, label, status, origin, rule, flags in items.iterator(chunk_size=5000):
+    ).iterator(chunk_size=5000))
+    sampled = list(SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"))
+    # key and name of only the entities named here (not every entity of the KG)
+    entity = entity_fields_of_pks({e for row in items for e in (row[3], row[5])} | {e for h, _r, t in sampled for e in (h, t)},
+                                  "key", "name")
+    ekeys = {pk: key for pk, (key, _name) in entity.items()}
+    names = {pk: name for pk, (_key, name) in entity.items()}
+    for pk, entry_id, depth, h, r, t, label, status, origin, rule, flags in items:
         qids = hit_qids.get(entry_id) or {
             q for q in (question_qid.get((TAIL, h, r)), question_qid.get((HEAD, t, r))) if q is not None
         }
@@ -179,7 +189,7 @@ def label_provenance(campaign: Campaign, *, with_history: bool = False) -> list[
             judgments.get(pk, []), adjudications.get(pk), list(flags or []),
             history.get(pk, []) if history is not None else None,
         ))
-    for h, r, t in SampleTriple.objects.filter(sample=campaign.pool.sample_id).values_list("head_id", "relation_id", "tail_id"):
+    for h, r, t in sampled:
         qids = [q for q in (question_qid.get((HEAD, t, r)), question_qid.get((TAIL, h, r))) if q]
         rows.append(Provenance(ekeys[h], rkeys[r], ekeys[t], names[h], names[t], Label.YES, "test", "test", "", None,
                                [], qids, history=[] if with_history else None))

@@ -32,7 +32,6 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
     that is neither a pool entry nor a sampled triple refuses the whole file."""
     path = Path(path)
     kg_id = campaign.pool.sample.kg_id
-    entities = dict(Entity.objects.filter(kg_id=kg_id).values_list("key", "pk"))
     relations = dict(Relation.objects.filter(kg_id=kg_id).values_list("key", "pk"))
     items = {
         (h, r, t): (pk, status)
@@ -47,6 +46,7 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
         lines = userfiles.read_text(path, universal_newlines=True).split("\n")
     except userfiles.UserFileError as exc:
         raise AnnotationError(f"{exc.where}: cannot read: {exc.message}") from None
+    entities = _entity_pks(kg_id, lines)
     for number, raw in enumerate(lines, start=1):
         fields = raw.split("\t") if "\t" in raw else raw.split()
         if not raw.strip() or raw.startswith("#"):
@@ -80,3 +80,13 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
                     status=Item.Status.IMPORTED, label=label, label_origin=origin, rule=""
                 )
     return report
+
+
+def _entity_pks(kg_id: int, lines: list[str]) -> dict[str, int]:
+    """key -> pk of the entities the lines name (not every entity of a KG of millions)."""
+    keys = {field.strip() for raw in lines for field in (raw.split("\t") if "\t" in raw else raw.split())[0:3:2]}
+    ordered = sorted(keys)
+    found: dict[str, int] = {}
+    for start in range(0, len(ordered), BATCH):
+        found.update(Entity.objects.filter(kg_id=kg_id, key__in=ordered[start:start + BATCH]).values_list("key", "pk"))
+    return found

@@ -64,7 +64,7 @@ class JudgmentsFile:
 
     def judged_triples(self, kg: KnowledgeGraph) -> JudgedTriples:
         from pooling.selectors.kg import kg_relation_keys
-        from pooling.selectors.pools import entity_keys
+        from pooling.selectors.pools import entity_indices_of_keys
 
         from pooling.engine import userfiles
 
@@ -73,12 +73,14 @@ class JudgmentsFile:
             text = userfiles.read_text(path, universal_newlines=True)
         except userfiles.UserFileError as exc:
             raise LabelError(f"{exc.where}: cannot read file: {exc.message}") from None
-        entities = {key: index for index, key in enumerate(entity_keys(kg))}
+        lines = text.splitlines()
+        named = [f.strip() for raw in lines for f in (raw.split("\t") if "\t" in raw else raw.split())[0:3:2]]
+        entities = entity_indices_of_keys(kg, named)  # only the file's entities, not the KG's millions
         relations = {key: index for index, key in enumerate(kg_relation_keys(kg))}
         rows: list[tuple[int, int, int]] = []
         labels: list[bool] = []
         seen: dict[tuple[int, int, int], tuple[int, bool]] = {}
-        for number, raw in enumerate(text.splitlines(), start=1):
+        for number, raw in enumerate(lines, start=1):
             fields = raw.split("\t") if "\t" in raw else raw.split()
             fields = [f.strip() for f in fields]
             if not fields or not fields[0] or fields[0].startswith("#"):
@@ -262,15 +264,15 @@ class CampaignLabels:
     def judged_triples(self, kg: KnowledgeGraph) -> JudgedTriples:
         from annotation.selectors.labels import completed_labels
         from pooling.selectors.kg import kg_relation_keys
-        from pooling.selectors.pools import entity_keys
+        from pooling.selectors.pools import entity_indices_of_keys
 
         if self.campaign.pool.sample.kg_id != kg.pk:
             raise LabelError(f"campaign {self.campaign.name} judges a pool of {self.campaign.pool.sample.kg.name}, "
                              f"not of {kg.name}")
-        entities = {key: index for index, key in enumerate(entity_keys(kg))}
+        labelled = completed_labels(self.campaign)
+        entities = entity_indices_of_keys(kg, [key for x in labelled for key in (x.head, x.tail)])
         relations = {key: index for index, key in enumerate(kg_relation_keys(kg))}
-        rows = [(entities[x.head], relations[x.relation], entities[x.tail], x.label == "Y")
-                for x in completed_labels(self.campaign)]
+        rows = [(entities[x.head], relations[x.relation], entities[x.tail], x.label == "Y") for x in labelled]
         if not rows:
             return JudgedTriples(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=bool), self.describe())
         array = np.array(rows, dtype=np.int64)

@@ -10,12 +10,38 @@ __all__ = ["CATEGORIES", "relation_categories", "mean_distinct_per_key"]
 CATEGORIES = ("1-1", "1-N", "N-1", "N-N")
 
 
+def _distinct_sorted(*columns: np.ndarray) -> list[np.ndarray]:
+    """The distinct rows of the given int columns, sorted lexicographically (first column first): one int64 key
+    per row when it fits, else a lexsort compared with the previous row (``np.unique(axis=0)`` sorts a
+    structured view: 20 s on 4M triples)."""
+    columns = tuple(np.asarray(column, dtype=np.int64) for column in columns)
+    sizes = [int(column.max()) + 1 if column.size else 1 for column in columns]
+    if all(column.size == 0 or column.min() >= 0 for column in columns) and float(np.prod(sizes, dtype=float)) < 2**62:
+        key = np.zeros(columns[0].size, dtype=np.int64)
+        for column, size in zip(columns, sizes):
+            key = key * size + column
+        key = np.sort(key)  # not np.unique: 20x slower than a sort on 4M int64 keys (numpy 2.x)
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])] if key.size else key
+        decoded = []
+        for size in reversed(sizes):
+            key, rest = np.divmod(key, size)
+            decoded.append(rest)
+        return decoded[::-1]
+    order = np.lexsort(columns[::-1])
+    ordered = [column[order] for column in columns]
+    repeated = np.zeros(order.size, dtype=bool)  # the row equals the one before it
+    repeated[1:] = True
+    for column in ordered:
+        repeated[1:] &= column[1:] == column[:-1]
+    return [column[~repeated] for column in ordered]
+
+
 def mean_distinct_per_key(relation: np.ndarray, key: np.ndarray, value: np.ndarray, num_relations: int) -> np.ndarray:
     """Per relation r: mean over the distinct (r, key) of the number of distinct values (0 if none)."""
-    pairs = np.unique(np.stack([relation, key, value], axis=1), axis=0)  # distinct (r, key, value)
-    groups = np.unique(pairs[:, :2], axis=0)  # distinct (r, key)
-    num_values = np.bincount(pairs[:, 0], minlength=num_relations).astype(np.float64)
-    num_keys = np.bincount(groups[:, 0], minlength=num_relations).astype(np.float64)
+    pair_relation, pair_key, _value = _distinct_sorted(relation, key, value)  # distinct (r, key, value)
+    group_relation, _key = _distinct_sorted(pair_relation, pair_key)  # distinct (r, key)
+    num_values = np.bincount(pair_relation, minlength=num_relations).astype(np.float64)
+    num_keys = np.bincount(group_relation, minlength=num_relations).astype(np.float64)
     means = np.zeros(num_relations, dtype=np.float64)
     np.divide(num_values, num_keys, out=means, where=num_keys > 0)
     return means

@@ -73,6 +73,49 @@ def entity_keys(kg: KnowledgeGraph) -> list[str]:
     return list(Entity.objects.filter(kg=kg).order_by("index").values_list("key", flat=True))
 
 
+# Look-ups of only the entities a pool or a file names: a campaign's steps stay linear in the pool, not in the
+# KG's millions of entities (issue 18). IN lists in batches (SQLite allows 32,766 parameters).
+IN_BATCH = 5000
+
+
+def _batched(values) -> list[list]:
+    values = list(dict.fromkeys(values))
+    return [values[start:start + IN_BATCH] for start in range(0, len(values), IN_BATCH)]
+
+
+def entity_indices_of_keys(kg: KnowledgeGraph, keys) -> dict[str, int]:
+    """key -> index of the entities of ``kg`` among ``keys`` (unknown keys are left out)."""
+    found: dict[str, int] = {}
+    for batch in _batched(keys):
+        found.update(Entity.objects.filter(kg=kg, key__in=batch).values_list("key", "index"))
+    return found
+
+
+def entity_keys_of_indices(kg: KnowledgeGraph, indices) -> dict[int, str]:
+    """index -> key of the entities of ``kg`` at ``indices``."""
+    found: dict[int, str] = {}
+    for batch in _batched(int(i) for i in indices):
+        found.update(Entity.objects.filter(kg=kg, index__in=batch).values_list("index", "key"))
+    return found
+
+
+def entity_fields_of_pks(pks, *fields: str) -> dict[int, tuple]:
+    """pk -> (fields...) of the entities with these primary keys."""
+    found: dict[int, tuple] = {}
+    for batch in _batched(int(pk) for pk in pks):
+        for pk, *values in Entity.objects.filter(pk__in=batch).values_list("pk", *fields):
+            found[pk] = tuple(values)
+    return found
+
+
+def entity_pks_of_indices(kg: KnowledgeGraph, indices) -> dict[int, int]:
+    """index -> primary key of the entities of ``kg`` at ``indices``."""
+    found: dict[int, int] = {}
+    for batch in _batched(int(i) for i in indices):
+        found.update(Entity.objects.filter(kg=kg, index__in=batch).values_list("index", "pk"))
+    return found
+
+
 def known_triples(kg: KnowledgeGraph) -> np.ndarray:
     """Every known triple (train + valid + test) as an int64 (n, 3) index array."""
     arrays = kg_triples(kg)

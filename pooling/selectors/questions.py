@@ -12,6 +12,7 @@ the qrels and the evaluation report name the same questions. Torch-free.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from pooling.engine.questions import HEAD, TAIL, Questions, as_triples
 from pooling.models import Sample
 from pooling.selectors.kg import kg_relation_keys
-from pooling.selectors.pools import entity_keys, sample_questions
+from pooling.selectors.pools import entity_keys_of_indices, sample_questions
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,15 @@ def next_qid_numbers(qids: list[str]) -> dict[int, int]:
 
 
 def completion_questions(asked: Questions, asked_qids: list[str], positive_triples: np.ndarray,
-                         entity_keys_: list[str], relation_keys: list[str]) -> AskedQuestions:
+                         entity_keys_: Mapping[int, str], relation_keys: list[str], num_entities: int) -> AskedQuestions:
     """``asked`` (with its qids) followed by the questions of ``positive_triples`` it does not contain.
 
     Both sides of every positive triple are considered; new questions are numbered on after ``asked_qids`` per
     side, ordered by (relation key, anchor key) -- the order the questions export has always used.
+    ``entity_keys_`` maps (at least) the entities of ``positive_triples`` to their keys.
     """
     triples = as_triples(positive_triples)
-    num_entities = max(len(entity_keys_), 1)
+    num_entities = max(num_entities, 1)
     num_relations = max(len(relation_keys), 1)
     side = np.concatenate([np.full(len(triples), HEAD), np.full(len(triples), TAIL)]).astype(np.int64)
     relation = np.concatenate([triples[:, 1], triples[:, 1]])
@@ -68,9 +70,8 @@ def completion_questions(asked: Questions, asked_qids: list[str], positive_tripl
     new = ~np.isin(keys, asked_keys)
     side, relation, anchor = side[first][new], relation[first][new], anchor[first][new]
     if side.size:
-        entity_names = np.asarray(entity_keys_, dtype=object)
         relation_names = np.asarray(relation_keys, dtype=object)
-        order = sorted(range(side.size), key=lambda i: (side[i], relation_names[relation[i]], entity_names[anchor[i]]))
+        order = sorted(range(side.size), key=lambda i: (side[i], relation_names[relation[i]], entity_keys_[int(anchor[i])]))
         side, relation, anchor = side[order], relation[order], anchor[order]
     counters = next_qid_numbers(asked_qids)
     qids = list(asked_qids)
@@ -86,4 +87,6 @@ def label_questions(sample: Sample, positive_triples: np.ndarray) -> AskedQuesti
     """The sample's questions and the completion questions of ``positive_triples`` (index triples of its KG)."""
     sq = sample_questions(sample)
     kg = sample.kg
-    return completion_questions(sq.questions, sq.qids, positive_triples, entity_keys(kg), kg_relation_keys(kg))
+    positive_triples = as_triples(positive_triples)
+    keys = entity_keys_of_indices(kg, np.concatenate([positive_triples[:, 0], positive_triples[:, 2]]).tolist())
+    return completion_questions(sq.questions, sq.qids, positive_triples, keys, kg_relation_keys(kg), kg.num_entities)

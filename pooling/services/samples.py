@@ -12,7 +12,7 @@ from pooling.engine.userfiles import shown
 from pooling.engine.sampling import relation_kl_divergence, sample_test_indices, stratified_sample_indices
 from pooling.models import KnowledgeGraph, Question, Sample, SampleTriple
 from pooling.selectors.kg import kg_triples
-from pooling.selectors.pools import entity_pks, relation_pks
+from pooling.selectors.pools import entity_pks_of_indices, relation_pks
 from pooling.services.names import checked_name, fit
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -163,7 +163,8 @@ def create_sample(
         raise SampleError(f"a sample named {name!r} already exists in {kg.name}")
     triples = test[indices]
     kl = relation_kl_divergence(triples[:, 1], test[:, 1])
-    entity_pk, relation_pk = entity_pks(kg), relation_pks(kg)
+    entity_pk = entity_pks_of_indices(kg, np.concatenate([triples[:, 0], triples[:, 2]]).tolist())  # not all E
+    relation_pk = relation_pks(kg)
     table, members = question_table(triples)
     with transaction.atomic():
         sample = Sample.objects.create(
