@@ -27,6 +27,7 @@ from annotation.services.filtering import revert_auto_labels
 from annotation.services.item_state import recompute_item
 from annotation.services.label_edits import edit_adjudication, edit_expert_review, edit_judgment
 from kgpool.admin_deletion import GuardedDeleteAdmin
+from kgpool.admin_paging import EntitySearchAdmin, LargeTableAdmin
 
 class MembershipInline(admin.TabularInline):
     model = Membership
@@ -118,10 +119,14 @@ class CampaignAdmin(GuardedDeleteAdmin):
         return listed, counts, perms_needed, protected
 
     def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        match = getattr(request, "resolver_match", None)
+        if match is None or not match.url_name.endswith("_changelist"):
+            return queryset  # the counts are columns of the list only (the change page read every item for them)
         counts = {
             status: Count("items", filter=Q(items__status=status, items__is_gold=False)) for status in Item.Status.values
         }
-        return super().get_queryset(request).annotate(items_total=Count("items", filter=Q(items__is_gold=False)), **counts)
+        return queryset.annotate(items_total=Count("items", filter=Q(items__is_gold=False)), **counts)
 
     @admin.display(ordering="items_total")
     def items_total(self, obj):
@@ -181,10 +186,35 @@ class ExpertReviewHistoryInline(HistoryInline):
     fk_name = "expert_review"
 
 
+class RuleFilter(admin.SimpleListFilter):
+    """The trivial filter's rules (an item lists every rule that covers it): no SELECT DISTINCT over the items."""
+
+    title = "rule"
+    parameter_name = "rule_has"
+
+    def lookups(self, request, model_admin):
+        from annotation.lib.rules import RULES
+
+        return [(rule, rule) for rule in RULES] + [("none", "none")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "none":
+            return queryset.filter(rule="")
+        if value:
+            return queryset.filter(Q(rule=value) | Q(rule__startswith=f"{value},") | Q(rule__endswith=f",{value}")
+                                   | Q(rule__contains=f",{value},"))
+        return queryset
+
+
 @admin.register(Item)
-class ItemAdmin(GuardedDeleteAdmin):
+class ItemAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_display = ["pk", "campaign", "head", "relation", "tail", "status", "label", "label_origin", "rule", "num_judgments", "is_gold"]
-    list_filter = ["campaign", "status", "label_origin", "rule", "is_gold"]
+    list_filter = ["campaign", "status", "label_origin", RuleFilter, "is_gold"]
+    search_fields = ["=head__key", "=tail__key", "=relation__key"]  # exact (get_search_results)
+    entity_search_fields = ("head", "tail")
+    relation_search_field = "relation"
+    list_select_related = ["campaign", "head", "relation", "tail"]
     raw_id_fields = ["entry", "head", "relation", "tail"]
     # Derived from the item's judgments, adjudication, hand-outs and stored decisions (services/item_state):
     # change those instead. Only a gold check's known answer is edited here.
@@ -214,7 +244,7 @@ class ItemAdmin(GuardedDeleteAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(GuardedDeleteAdmin):
+class AssignmentAdmin(LargeTableAdmin, GuardedDeleteAdmin):
     list_display = ["item", "user", "kind", "state", "handed_out_at", "expires_at"]
     list_filter = ["kind", "state"]
     raw_id_fields = ["item", "user"]
@@ -244,7 +274,7 @@ class JudgmentForm(LabelEditForm):
         return url
 
 
-class LabelEditAdmin(GuardedDeleteAdmin):
+class LabelEditAdmin(LargeTableAdmin, GuardedDeleteAdmin):
     """Shared by the judgment, adjudication and expert review pages: no add, no delete, edits through a service."""
 
     edit_fields: list[str] = []
@@ -323,7 +353,7 @@ class ExpertReviewAdmin(LabelEditAdmin):
 
 
 @admin.register(LabelVersion)
-class LabelVersionAdmin(GuardedDeleteAdmin):
+class LabelVersionAdmin(LargeTableAdmin, GuardedDeleteAdmin):
     """The whole label history, read-only."""
 
     list_display = ["item", "kind", "reason", "author", "changed_by", "old_answer", "new_answer", "changed_at"]

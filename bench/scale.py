@@ -120,6 +120,10 @@ from scale_train import stage_train  # noqa: E402  (bench/scale_train.py: one ne
 
 STAGES["train"] = stage_train
 
+from scale_pages import stage_campaign, stage_pages  # noqa: E402  (bench/scale_pages.py: campaign steps, page times)
+
+STAGES.update(campaign=stage_campaign, pages=stage_pages)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from kgpool.admin_deletion import GuardedDeleteAdmin
+from kgpool.admin_paging import EntitySearchAdmin, LargeTableAdmin
 from pooling.models import Entity, KnowledgeGraph, Relation
 
 
@@ -11,10 +12,11 @@ class KnowledgeGraphAdmin(GuardedDeleteAdmin):
 
 
 @admin.register(Entity)
-class EntityAdmin(GuardedDeleteAdmin):
+class EntityAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_display = ["name", "key", "kg", "index"]
     list_filter = ["kg"]
-    search_fields = ["name", "key"]
+    search_fields = ["=key", "=name"]  # exact (get_search_results): millions of rows
+    entity_search_fields = ("pk",)
 
     def has_delete_permission(self, request, obj=None):
         return False  # a row of the KG's index arrays: delete the knowledge graph instead
@@ -52,10 +54,11 @@ class SampleAdmin(GuardedDeleteAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(GuardedDeleteAdmin):
+class QuestionAdmin(LargeTableAdmin, GuardedDeleteAdmin):
     list_display = ["qid", "sample", "side", "anchor", "relation"]
     list_filter = ["sample", "side"]
-    search_fields = ["qid", "anchor__name", "anchor__key", "relation__key"]
+    search_fields = ["=qid", "anchor__name", "anchor__key", "relation__key"]
+    list_select_related = ["sample__kg", "anchor", "relation"]
     raw_id_fields = ["anchor", "relation", "triples"]
 
 
@@ -87,6 +90,25 @@ class PoolAdmin(GuardedDeleteAdmin):
         return pool.entries.count()
 
 
+class DepthFilter(admin.SimpleListFilter):
+    """Depth bands: no SELECT DISTINCT over every entry."""
+
+    title = "depth"
+    parameter_name = "depth_at_most"
+    BANDS = (1, 3, 5, 10, 20, 50, 100)
+
+    def lookups(self, request, model_admin):
+        return [(str(band), f"≤ {band}") for band in self.BANDS] + [("unknown", "unknown")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "unknown":
+            return queryset.filter(depth__isnull=True)
+        if value and value.isdigit():
+            return queryset.filter(depth__lte=int(value))
+        return queryset
+
+
 class PoolHitInline(admin.TabularInline):
     model = PoolHit
     extra = 0
@@ -95,9 +117,14 @@ class PoolHitInline(admin.TabularInline):
 
 
 @admin.register(PoolEntry)
-class PoolEntryAdmin(GuardedDeleteAdmin):
+class PoolEntryAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_display = ["head", "relation", "tail", "depth", "num_systems", "pool"]
-    list_filter = ["pool", "depth"]
-    search_fields = ["head__name", "tail__name", "relation__key"]
+    list_filter = ["pool", DepthFilter]
+    search_fields = ["=head__key", "=tail__key", "=relation__key"]  # exact (get_search_results)
+    entity_search_fields = ("head", "tail")
+    relation_search_field = "relation"
+    list_select_related = ["pool__sample__kg", "head", "relation", "tail"]
+    # the model's ordering ("pool" = the pool's own ordering) joins and sorts every entry; by the index instead
+    ordering = ["pool_id", "depth", "id"]
     raw_id_fields = ["head", "relation", "tail"]
     inlines = [PoolHitInline]

@@ -54,6 +54,8 @@ class Entity(models.Model):
             models.UniqueConstraint(fields=["kg", "index"], name="entity_unique_index"),
             models.UniqueConstraint(fields=["kg", "key"], name="entity_unique_key"),
         ]
+        # the admin's search by exact name (kgpool.admin_paging): an index look-up, not a scan of millions
+        indexes = [models.Index(fields=["kg", "name"], name="entity_name")]
 
     def __str__(self) -> str:
         return self.name

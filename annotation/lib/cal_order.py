@@ -66,8 +66,14 @@ def candidate_features(candidates: np.ndarray, relations: np.ndarray, sides: np.
     position = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
     role = np.where((keys.size > 0) & (keys[position] == wanted), counts[position] if keys.size else 0, 0)
     relation_size = np.bincount(train[:, 1], minlength=int(relations.max(initial=-1)) + 1)[relations]
+    return features_from_counts(degree[candidates], role, relation_size)
+
+
+def features_from_counts(degree: np.ndarray, role: np.ndarray, relation_size: np.ndarray) -> np.ndarray:
+    """:func:`candidate_features` from the counts (each candidate's train degree, role count, and its relation's
+    train triples), for callers that keep the KG's counts (``pooling.selectors.kg_stats``)."""
     share = np.log((role + 1.0) / (relation_size + 1.0))
-    return np.column_stack([np.log1p(degree[candidates]), np.log1p(role), (role > 0).astype(np.float64), share])
+    return np.column_stack([np.log1p(degree), np.log1p(role), (role > 0).astype(np.float64), share])
 
 
 def _static(pool: PoolView) -> np.ndarray:

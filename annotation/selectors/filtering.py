@@ -18,7 +18,6 @@ from annotation.lib.type_rule import (
 )
 from annotation.models import Label
 from annotation.selectors.reference_labels import ReferenceLabels
-from pooling.engine.categories import relation_categories
 from pooling.models import Entity, KnowledgeGraph, Pool, PoolEntry, PoolHit, Question, Relation
 from pooling.selectors.kg import kg_triples
 
@@ -68,8 +67,9 @@ def pool_questions(pool: Pool) -> PoolQuestions:
 
 def kg_categories(kg: KnowledgeGraph, threshold: float = 1.5) -> np.ndarray:
     """Relation index -> '1-1' / '1-N' / 'N-1' / 'N-N' from the TRAIN split."""
-    categories, _tph, _hpt = relation_categories(kg_triples(kg)["train"], kg.num_relations, threshold)
-    return categories
+    from pooling.selectors.kg_stats import kg_stats
+
+    return kg_stats(kg).categories(threshold)  # computed once per KG (seconds on millions of triples)
 
 
 def kg_type_model(kg: KnowledgeGraph, options: TypeOptions = TypeOptions()) -> TypeModel | None:

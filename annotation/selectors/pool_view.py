@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotation.lib.cal_order import candidate_features
+from annotation.lib.cal_order import features_from_counts
 from annotation.lib.judging_order import PoolView
-from pooling.engine.questions import TAIL, known_answers
+from pooling.engine.questions import TAIL
 from pooling.models import Pool, PoolEntry, PoolHit
-from pooling.selectors.kg import kg_relation_categories, kg_triples
+from pooling.selectors.kg_stats import kg_stats
 from pooling.selectors.pools import sample_questions
 
 CATEGORY_CODES = {"1-1": 0, "1-N": 1, "N-1": 2, "N-N": 3}
@@ -63,11 +63,11 @@ def pool_view(pool: Pool) -> tuple[PoolView, PoolIndex]:
     hit_question = np.array([question_index.get(q, -1) for q in rows[:, 2]], dtype=np.int64)
     keep &= (hit_system >= 0) & (hit_question >= 0)
     questions = sq.questions
-    categories = [CATEGORY_CODES.get(c, 3) for _key, c, _tph, _hpt in kg_relation_categories(kg)]
+    stats = kg_stats(kg)  # the KG's counts, computed once per KG (not per page view: seconds on 5M triples)
+    categories = [CATEGORY_CODES.get(str(c), 3) for c in stats.categories()]
     group = np.array(categories, dtype=np.int64)[questions.relation] * 2 + questions.side.astype(np.int64) \
         if len(questions) else np.zeros(0, dtype=np.int64)
-    arrays = kg_triples(kg)
-    known = known_answers(questions, arrays["train"], arrays["valid"], arrays["test"]).lengths
+    known = stats.known_answer_counts(questions)
     view = PoolView.build(len(entry_pks), items[keep], hit_system[keep], hit_question[keep], hit_rank[keep],
                           num_systems=len(systems), num_questions=len(questions), depth=depth,
                           question_relation=questions.relation, question_group=group, question_known=known)
@@ -77,7 +77,8 @@ def pool_view(pool: Pool) -> tuple[PoolView, PoolIndex]:
     else:
         asks_tail = np.ones(len(entry_pks), dtype=bool)
     candidate = np.where(asks_tail, triples[:, 2], triples[:, 0]) if len(entry_pks) else np.zeros(0, np.int64)
-    features = candidate_features(candidate, triples[:, 1], asks_tail.astype(np.int64), arrays["train"],
-                                  kg.num_entities)
+    features = features_from_counts(stats.degree[candidate],
+                                    stats.train_role_count(triples[:, 1], asks_tail.astype(np.int64), candidate),
+                                    stats.relation_size[triples[:, 1]])
     view = dataclasses.replace(view, item_candidate=candidate, item_features=features)
     return view, index
