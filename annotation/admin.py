@@ -376,4 +376,4 @@ class QuestionTemplateAdmin(GuardedDeleteAdmin):
     list_display = ["relation", "text", "campaign", "kg", "is_generated", "updated_at"]
     list_filter = ["kg", "campaign", "is_generated"]
     search_fields = ["relation__key", "text"]
-    raw_id_fields = ["relation", "campaign"]
+    raw_id_fields = ["kg", "relation", "campaign"]

@@ -4,6 +4,7 @@ costs one index range, not a scan. The list pages through the first ``CAP`` rows
 it down to the rest."""
 from __future__ import annotations
 
+from django.contrib import admin
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
@@ -66,3 +67,16 @@ class EntitySearchAdmin(LargeTableAdmin):
                 relations = list(Relation.objects.filter(key=term).values_list("pk", flat=True)[:1000])
                 wanted |= Q(**{f"{self.relation_search_field}__in": relations})
         return queryset.filter(wanted), False
+
+
+def related_filter(*related: str) -> type[admin.RelatedFieldListFilter]:
+    """A list filter on a foreign key whose choices' names follow ``related`` (e.g. a pool's sample and KG):
+    one query for all the choices instead of one per choice."""
+
+    class Filter(admin.RelatedFieldListFilter):
+        def field_choices(self, field, request, model_admin):
+            rows = field.remote_field.model._default_manager.select_related(*related)
+            ordering = self.field_admin_ordering(field, request, model_admin)
+            return [(row.pk, str(row)) for row in (rows.order_by(*ordering) if ordering else rows)]
+
+    return Filter

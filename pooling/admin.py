@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from kgpool.admin_deletion import GuardedDeleteAdmin
-from kgpool.admin_paging import EntitySearchAdmin, LargeTableAdmin
+from kgpool.admin_paging import EntitySearchAdmin, LargeTableAdmin, related_filter
 from pooling.models import Entity, KnowledgeGraph, Relation
 
 
@@ -17,6 +17,7 @@ class EntityAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_filter = ["kg"]
     search_fields = ["=key", "=name"]  # exact (get_search_results): millions of rows
     entity_search_fields = ("pk",)
+    readonly_fields = ["kg", "index"]  # a row of the KG's index arrays
 
     def has_delete_permission(self, request, obj=None):
         return False  # a row of the KG's index arrays: delete the knowledge graph instead
@@ -56,10 +57,10 @@ class SampleAdmin(GuardedDeleteAdmin):
 @admin.register(Question)
 class QuestionAdmin(LargeTableAdmin, GuardedDeleteAdmin):
     list_display = ["qid", "sample", "side", "anchor", "relation"]
-    list_filter = ["sample", "side"]
+    list_filter = [("sample", related_filter("kg")), "side"]
     search_fields = ["=qid", "anchor__name", "anchor__key", "relation__key"]
     list_select_related = ["sample__kg", "anchor", "relation"]
-    raw_id_fields = ["anchor", "relation", "triples"]
+    raw_id_fields = ["sample", "anchor", "relation", "triples"]
 
 
 @admin.register(Ranking)
@@ -119,12 +120,12 @@ class PoolHitInline(admin.TabularInline):
 @admin.register(PoolEntry)
 class PoolEntryAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_display = ["head", "relation", "tail", "depth", "num_systems", "pool"]
-    list_filter = ["pool", DepthFilter]
+    list_filter = [("pool", related_filter("sample__kg")), DepthFilter]
     search_fields = ["=head__key", "=tail__key", "=relation__key"]  # exact (get_search_results)
     entity_search_fields = ("head", "tail")
     relation_search_field = "relation"
     list_select_related = ["pool__sample__kg", "head", "relation", "tail"]
     # the model's ordering ("pool" = the pool's own ordering) joins and sorts every entry; by the index instead
     ordering = ["pool_id", "depth", "id"]
-    raw_id_fields = ["head", "relation", "tail"]
+    raw_id_fields = ["pool", "head", "relation", "tail"]
     inlines = [PoolHitInline]
