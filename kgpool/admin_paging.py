@@ -18,6 +18,15 @@ class CappedCountPaginator(Paginator):
     def count(self) -> int:
         return self.object_list[: CAP + 1].count()
 
+    def page(self, number):
+        """The page's primary keys first, from the table alone (an index walk that stops after the page), then
+        its rows with their related rows: a planner with statistics otherwise started the joins from the small
+        table (a campaign, a pool) and sorted every row of the big one for each page (SQLite: 0.5-2 s)."""
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        pks = list(self.object_list.values_list("pk", flat=True)[bottom:bottom + self.per_page])
+        return self._get_page(self.object_list.filter(pk__in=pks), number, self)
+
 
 class LargeTableAdmin:
     """Mixin of a ModelAdmin of a big table: a capped count, and no second count of the unfiltered table."""
