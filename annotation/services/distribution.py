@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import BooleanField, Exists, OuterRef, Q, Subquery
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Membership, Role
@@ -23,6 +24,11 @@ from annotation.services.judging_order import budget_spent
 
 QUEUE_STATUSES = (Item.Status.PENDING, Item.Status.IN_PROGRESS)
 RETRIES = 5
+# The statuses of the partial index item_queue_order written as SQL constants: SQLite uses a partial index only
+# when the query repeats its condition with constants, never with bound parameters (issue 18: with `status IN
+# (?, ?)` it sorted the campaign's queued items for every hand-out, 0.6 s for 76,583 items).
+_QUEUED = RawSQL(f'"{Item._meta.db_table}"."status" IN ({", ".join(repr(str(s)) for s in QUEUE_STATUSES)})', (),
+                 output_field=BooleanField())
 #: next_item releases its campaign's expired hand-outs at most this often per process: hand-outs last minutes,
 #: so a few seconds' delay changes nothing, and it spares a query on almost every call.
 RELEASE_INTERVAL = timedelta(seconds=5)
@@ -127,7 +133,7 @@ def queue_levels(campaign: Campaign | int, user, limit: int, *, started_only: bo
     # Items with open hand-outs are in progress (next_item sets both together), so each busy level is one
     # equality prefix of ``item_queue``.
     levels = [Q(status=Item.Status.IN_PROGRESS, num_active=busy, is_gold=False) for busy in range(limit - 1, 0, -1)]
-    levels.append(Q(status__in=QUEUE_STATUSES) & (Q(num_active=0) | Q(is_gold=True)))
+    levels.append(_QUEUED & (Q(num_active=0) | Q(is_gold=True)))
     if started_only:  # items already judged once or handed out (a spent budget finishes only those)
         levels[-1] = Q(status=Item.Status.IN_PROGRESS, num_active=0, is_gold=False)
     return [Item.objects.filter(level, ~seen, campaign=campaign).order_by("queue_key", "pk") for level in levels]
