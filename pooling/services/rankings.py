@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 
 from pooling.engine import userfiles
@@ -77,6 +78,12 @@ def result_mrr(result: "RankingResult") -> float | None:
 
 
 # ------------------------------------------------------------------------------------ ranking
+def rank_memory_budget() -> int:
+    """Bytes one batch's score tensor may take in the ranking engine (``RANK_MEMORY_MB``); above it the engine
+    scores entity blocks (``pooling.engine.ranking``)."""
+    return int(getattr(settings, "KGPOOL_RANK_MEMORY_BYTES", 512 << 20))
+
+
 def stored_ranking(system: System, sample: Sample, k: int) -> Ranking | None:
     """The system's ranking on the sample when it can serve a top-k (imported rankings serve any k)."""
     ranking = Ranking.objects.filter(system=system, sample=sample).first()
@@ -110,17 +117,17 @@ def rank_rows(
         raise ValueError(f"imported system {system.name!r} has no ranking on sample {sample.name!r}")
     from pooling.engine.ranking import rank
     from pooling.kge import model_score_fn, resolve_device
-    from pooling.services.systems import load_system_model
+    from pooling.services.systems import cached_system_model
 
     resolved = str(resolve_device(device))
     if model is None:
-        model = load_system_model(system, device=resolved)
+        model = cached_system_model(system, device=resolved)
     rows = np.arange(start, stop, dtype=np.int64)
     questions = sq.questions.take(rows)
     chunk_filter = filter_sets.take(rows) if filter_sets is not None else question_filter(sample.kg, questions)
     return rank(
         model_score_fn(model), questions, num_entities=sample.kg.num_entities,
-        filter=chunk_filter, targets=sq.answers.take(rows), k=k, device=resolved,
+        filter=chunk_filter, targets=sq.answers.take(rows), k=k, device=resolved, memory_budget=rank_memory_budget(),
     )
 
 
@@ -152,7 +159,7 @@ def rank_system(
     result = rank(
         model_score_fn(model), sq.questions, num_entities=sample.kg.num_entities,
         filter=question_filter(sample.kg, sq.questions), targets=sq.answers, k=k, device=resolved,
-        progress=(lambda done, total: progress(f"rank {system.name}", done, total)) if progress else None,
+        memory_budget=rank_memory_budget(), progress=(lambda done, total: progress(f"rank {system.name}", done, total)) if progress else None,
     )
     return save_ranking(system, sample, result)
 
