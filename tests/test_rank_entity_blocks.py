@@ -114,3 +114,21 @@ def test_memory_budget_picks_blocks_or_smaller_batches() -> None:
     assert max(rows_seen) == 2
     with pytest.raises(TypeError, match="score_block"):
         rank(plain, questions, entity_block=100, **common)
+
+
+@pytest.mark.parametrize("block", [None, 3, 8, 37])
+def test_sparse_scores_rank_as_their_dense_matrix(block: int | None) -> None:
+    # a run: some entities per question (ties, a NaN, -inf), every other entity -inf (not retrieved)
+    num_entities = 37
+    scores, questions, filter_sets, target_lists = random_case(7, 30, num_entities, True, True, max_targets=9)
+    rng = np.random.default_rng(3)
+    given = rng.random(scores.shape) < 0.3
+    dense = np.where(given, scores, -np.inf).astype(np.float64)
+    rows, entities = np.nonzero(given)  # row-major: entities sorted inside each row
+    offsets = np.concatenate([[0], np.cumsum(given.sum(axis=1))])
+    sparse = ranking.SparseScores(offsets, entities, dense[rows, entities], num_entities)
+    common = dict(num_entities=num_entities, filter=Ragged.from_lists([sorted(s) for s in filter_sets]),
+                  targets=Ragged.from_lists(target_lists), k=6)
+    expected = rank(score_fn_from_matrix(dense), questions, **common)
+    assert_matches(expected, reference(dense, filter_sets, target_lists, 6), 6)
+    assert_same(rank(sparse, questions, batch_size=7, entity_block=block, **common), expected)

@@ -15,7 +15,8 @@ batch size and the device.
 
 Entity blocks (issue 18): when a batch's (B, E) score tensor would exceed ``memory_budget`` bytes, a score
 function that can score entities ``[start, stop)`` only (:class:`MatrixScores`, or any object with a
-``score_block(anchor, relation, side, start, stop)`` method, e.g. ``pooling.kge.model_score_fn``) is called block
+``score_block(anchor, relation, side, start, stop)`` method, e.g. ``pooling.kge.model_score_fn``; and
+:class:`SparseScores`, a run's entries) is called block
 by block: per block the filtered entries are masked, the block's exact top-k is merged into the running top-k (same
 order: score descending, then smaller id) and greater / equal are counted for the targets, so memory is
 O(B x block) and the results are the same as unblocked. A target's own score is only known once its block has been
@@ -37,6 +38,7 @@ __all__ = [
     "ScoreFn",
     "BlockScoreFn",
     "MatrixScores",
+    "SparseScores",
     "score_fn_from_matrix",
     "RankingResult",
     "TiePolicy",
@@ -90,6 +92,10 @@ class MatrixScores:
         # index_select always copies (only the selected block), so the engine may work on the result in place
         return columns.index_select(0, index).to(device, non_blocking=True)
 
+    def values_at(self, rows: np.ndarray, entities: np.ndarray) -> torch.Tensor:
+        """The scores of (row, entity) pairs, (n,)."""
+        return self.matrix[torch.from_numpy(rows), torch.from_numpy(entities)]
+
     def __call__(self, anchor: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
         return self.rows(self._row_index(anchor, relation, side), anchor.device)
 
@@ -114,6 +120,56 @@ class MatrixScores:
         if self._sorted_keys.size == 0 or np.any(self._sorted_keys[position] != wanted):
             raise KeyError("question not in the score matrix")
         return torch.from_numpy(self._key_order[position])
+
+
+class SparseScores:
+    """Scores of some entities per question, every other entity scoring ``fill`` (-inf: not retrieved, a TREC run).
+
+    CSR rows aligned with the questions later given to :func:`rank` (``offsets`` (Q + 1,), ``entities`` sorted and
+    unique inside each row, ``scores``); the engine asks for dense (B, block) tensors, built on demand, so a run over
+    millions of entities is ranked in O(B x block) memory and never as a (Q, E) matrix.
+    """
+
+    questions = None  # rows are found by question index only
+
+    def __init__(self, offsets: np.ndarray, entities: np.ndarray, scores: np.ndarray, num_entities: int,
+                 fill: float = _NEG_INF) -> None:
+        self.entries = Ragged(np.asarray(offsets, dtype=np.int64), np.asarray(entities, dtype=np.int64))
+        values = np.asarray(scores)
+        self.values = values if values.dtype.kind == "f" else values.astype(np.float32)
+        self.scores = torch.from_numpy(self.values)
+        self._num_entities = int(num_entities)
+        self.fill = fill
+
+    @property
+    def num_entities(self) -> int:
+        return self._num_entities
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.scores.dtype
+
+    def rows(self, question_indices: torch.Tensor, device: torch.device, start: int = 0,
+             stop: int | None = None) -> torch.Tensor:
+        stop = self._num_entities if stop is None else stop
+        index = question_indices.cpu().numpy()
+        local_rows, entities, positions = _csr_slice(self.entries, index)
+        inside = (entities >= start) & (entities < stop)
+        # numpy (not torch.full): its allocations are visible to tracemalloc, so tests can bound the memory
+        block = np.full((index.size, stop - start), self.fill, dtype=self.values.dtype)
+        block[local_rows[inside], entities[inside] - start] = self.values[positions[inside]]
+        return torch.from_numpy(block).to(device)
+
+    def values_at(self, rows: np.ndarray, entities: np.ndarray) -> torch.Tensor:
+        """The scores of (row, entity) pairs (``fill`` where the row has no entry for the entity)."""
+        keys = self.entries.row_ids() * self._num_entities + self.entries.values  # sorted
+        wanted = np.asarray(rows, dtype=np.int64) * self._num_entities + np.asarray(entities, dtype=np.int64)
+        result = torch.full((wanted.size,), self.fill, dtype=self.scores.dtype)
+        if keys.size:
+            position = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+            found = keys[position] == wanted
+            result[torch.from_numpy(found)] = self.scores[torch.from_numpy(position[found])]
+        return result
 
 
 def score_fn_from_matrix(scores: np.ndarray | torch.Tensor, questions: Questions | None = None) -> MatrixScores:
@@ -544,8 +600,8 @@ def rank(
 ) -> RankingResult:
     """Filtered top-k and target ranks for every question (see the module docstring for semantics).
 
-    ``score_fn`` is a :data:`ScoreFn` (e.g. ``model.score_questions``) or a :class:`MatrixScores` whose
-    rows align with ``questions``. Work is done ``batch_size`` questions at a time, one side per call;
+    ``score_fn`` is a :data:`ScoreFn` (e.g. ``model.score_questions``) or a :class:`MatrixScores` /
+    :class:`SparseScores` whose rows align with ``questions``. Work is done ``batch_size`` questions at a time, one side per call;
     only the batch's filter / target entries are moved to ``device`` and the -inf mask is scattered there.
 
     ``memory_budget`` (bytes): the most one batch's score tensor may take. Above it, a score function with a
@@ -568,14 +624,17 @@ def rank(
         raise ValueError(f"targets has {len(targets)} rows, expected {num_questions}")
     if targets.nnz and (targets.values.min() < 0 or targets.values.max() >= num_entities):
         raise ValueError(f"targets contain entity ids outside 0..{num_entities - 1}")
-    use_rows = isinstance(score_fn, MatrixScores) and score_fn.questions is None
-    if use_rows and score_fn.matrix.shape[0] != num_questions:  # type: ignore[union-attr]
+    use_rows = isinstance(score_fn, (MatrixScores, SparseScores)) and score_fn.questions is None
+    if isinstance(score_fn, SparseScores) and len(score_fn.entries) != num_questions:
+        raise ValueError("sparse scores need one row per question")
+    if use_rows and isinstance(score_fn, MatrixScores) and score_fn.matrix.shape[0] != num_questions:
         raise ValueError("score matrix needs one row per question")
     score_block = getattr(score_fn, "score_block", None)
     if entity_block is not None and not use_rows and score_block is None:
         raise TypeError("entity blocks need a MatrixScores or a score function with a score_block method")
     if entity_block is None and memory_budget is not None:
-        itemsize = max(4, score_fn.matrix.element_size()) if isinstance(score_fn, MatrixScores) else 4
+        stored = score_fn.matrix if isinstance(score_fn, MatrixScores) else getattr(score_fn, "scores", None)
+        itemsize = max(4, stored.element_size()) if use_rows and stored is not None else 4
         rows = max(1, min(batch_size, num_questions))
         if use_rows or score_block is not None:
             entity_block = entity_block_size(rows, num_entities, memory_budget, itemsize)
@@ -622,9 +681,8 @@ def rank(
                 target_entities, batch_size)
         else:
             known = None
-            if use_rows:  # a matrix gives the targets' scores at once: one pass over the blocks
-                known = score_fn.matrix[torch.from_numpy(question_index[target_rows_np]),  # type: ignore[union-attr]
-                                        torch.from_numpy(target_entities_np)].to(device)
+            if use_rows:  # stored scores give the targets' scores at once: one pass over the blocks
+                known = score_fn.values_at(question_index[target_rows_np], target_entities_np)  # type: ignore
                 known = _without_nan(_checked(known[None, :], (1, known.numel()), device)[0].clone())
             values, entities, target_scores, batch_greater, batch_equal = _rank_blocked(
                 fetch, question_index.size, num_entities, entity_block, k, filter_rows, filter_entities,

@@ -159,15 +159,13 @@ def rank_system(
     result = rank(
         model_score_fn(model), sq.questions, num_entities=sample.kg.num_entities,
         filter=question_filter(sample.kg, sq.questions), targets=sq.answers, k=k, device=resolved,
-        memory_budget=rank_memory_budget(), progress=(lambda done, total: progress(f"rank {system.name}", done, total)) if progress else None,
+        memory_budget=rank_memory_budget(),
+        progress=(lambda done, total: progress(f"rank {system.name}", done, total)) if progress else None,
     )
     return save_ranking(system, sample, result)
 
 
 # ------------------------------------------------------------------------------------ TREC run import
-RUN_CHUNK = 256
-
-
 def import_run(sample: Sample, path: Path | str, *, name: str, description: str = "",
                questions_path: Path | str | None = None) -> System:
     """Import a TREC run (``qid Q0 entity rank score tag``) on the sample's questions as a system + ranking.
@@ -186,7 +184,7 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
     """
     from pooling.services.imported_scores import read_questions_file, run_arrays, sample_only
 
-    from pooling.engine.ranking import rank, score_fn_from_matrix
+    from pooling.engine.ranking import SparseScores, rank
 
     path = Path(path)
     kg = sample.kg
@@ -233,24 +231,19 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
 
     filter_sets = question_filter(kg, sq.questions)
     num_entities, num_questions = kg.num_entities, len(sq)
-    order = np.argsort(rows, kind="stable")
+    order = np.lexsort((entities, rows))
     rows, entities, scores = rows[order], entities[order], scores[order]
-    bounds = np.searchsorted(rows, np.arange(0, num_questions + RUN_CHUNK, RUN_CHUNK).clip(max=num_questions))
     # k: the most unfiltered candidates a question has in the run
     filtered = _in_sets(filter_sets, rows, entities, num_entities)
     per_question = np.bincount(rows[~filtered], minlength=num_questions)
     k = max(1, int(per_question.max(initial=0)))
-    parts = []
-    for chunk, start in enumerate(range(0, num_questions, RUN_CHUNK)):
-        stop = min(start + RUN_CHUNK, num_questions)
-        lo, hi = bounds[chunk], bounds[chunk + 1]
-        matrix = np.full((stop - start, num_entities), -np.inf, dtype=np.float64)
-        matrix[rows[lo:hi] - start, entities[lo:hi]] = scores[lo:hi]
-        chunk_rows = np.arange(start, stop, dtype=np.int64)
-        part = rank(score_fn_from_matrix(matrix), sq.questions.take(chunk_rows), num_entities=num_entities,
-                    filter=filter_sets.take(chunk_rows), targets=sq.answers.take(chunk_rows), k=k)
-        parts.append(_drop_unscored(part))  # -inf: not in the run
-    result = concat_results(parts)
+    # the run as sparse rows (unretrieved entities -inf): the engine builds (batch x block) scores from them, never
+    # a questions x entities matrix (issue 18)
+    offsets = np.zeros(num_questions + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=num_questions), out=offsets[1:])
+    run_scores = SparseScores(offsets, entities, scores.astype(np.float64), num_entities)
+    result = _drop_unscored(rank(run_scores, sq.questions, num_entities=num_entities, filter=filter_sets,
+                                 targets=sq.answers, k=k, memory_budget=rank_memory_budget()))  # -inf: not in the run
     config = {"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name, "description": description,
               **unretrieved_report}
     if questions_path is not None:
