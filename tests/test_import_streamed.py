@@ -16,7 +16,7 @@ ENTITIES = 60_000
 
 @pytest.fixture
 def wide_sample(tmp_path):
-    """A synthetic KG of over 20,000 entities and a sample of 100 test triples (about 200 questions)."""
+    """A synthetic KG of over 20,000 entities and a sample of 150 test triples (about 300 questions)."""
     from pooling.engine.synthkg import SyntheticKG, write
     from pooling.selectors.pools import sample_questions
     from pooling.services.kg_import import import_kg
@@ -24,7 +24,7 @@ def wide_sample(tmp_path):
 
     write(SyntheticKG(triples=60_000, entities=ENTITIES, relations=20, seed=3), tmp_path / "kg")
     kg = import_kg("wide", tmp_path / "kg")
-    sample = draw_sample(kg, size=100, seed=0)
+    sample = draw_sample(kg, size=150, seed=0)
     return kg, sample, sample_questions(sample)
 
 
@@ -80,3 +80,34 @@ def test_run_import_is_streamed(storage, wide_sample, tmp_path, settings, monkey
     assert peak < dense_bytes / 4, (peak, dense_bytes)
     settings.KGPOOL_RANK_MEMORY_BYTES = 1 << 40  # everything fits: one dense batch
     assert_same_ranking(blocked, import_run(sample, run_file, name="dense"))
+
+
+@pytest.mark.parametrize("layout", ["npy", "npz-compressed-shuffled"])
+def test_score_matrix_import_is_streamed(storage, wide_sample, tmp_path, settings, monkeypatch, layout):
+    from pooling.engine import npzfiles, ranking
+    from pooling.selectors.pools import entity_keys
+    from pooling.services.rankings import import_scores
+    from pooling import storage as stored_files
+
+    kg, sample, sq = wide_sample
+    rng = np.random.default_rng(1)
+    matrix = rng.integers(0, 50, size=(len(sq), kg.num_entities)).astype(np.float64)  # ties
+    matrix[rng.random(matrix.shape) < 0.01] = np.nan
+    path = tmp_path / f"scores.{layout[:3]}"
+    if layout == "npy":
+        np.save(path, matrix)
+    else:  # rows and columns in another order, named by qids / entities
+        rows, columns = rng.permutation(len(sq)), rng.permutation(kg.num_entities)
+        np.savez_compressed(path, scores=matrix[rows][:, columns], qids=np.array(sq.qids)[rows],
+                            entities=np.array(entity_keys(kg))[columns])
+    dense_bytes = matrix.nbytes
+    del matrix
+
+    settings.KGPOOL_RANK_MEMORY_BYTES = 1 << 20
+    monkeypatch.setattr(ranking, "MIN_AUTO_BLOCK", 1024)
+    monkeypatch.setattr(npzfiles, "ROW_BLOCK_BYTES", 1 << 20)  # the file is read 1 MiB at a time
+    monkeypatch.setattr(stored_files, "WRITE_CHUNK_BYTES", 1 << 20)
+    blocked, peak = peak_of(lambda: import_scores(sample, path, name="blocked", k=30))
+    assert peak < dense_bytes / 4, (peak, dense_bytes)
+    settings.KGPOOL_RANK_MEMORY_BYTES = 1 << 40
+    assert_same_ranking(blocked, import_scores(sample, path, name="dense", k=30))

@@ -601,8 +601,9 @@ def rank(
     """Filtered top-k and target ranks for every question (see the module docstring for semantics).
 
     ``score_fn`` is a :data:`ScoreFn` (e.g. ``model.score_questions``) or a :class:`MatrixScores` /
-    :class:`SparseScores` whose rows align with ``questions``. Work is done ``batch_size`` questions at a time, one side per call;
-    only the batch's filter / target entries are moved to ``device`` and the -inf mask is scattered there.
+    :class:`SparseScores` whose rows align with ``questions``. Work is done ``batch_size`` questions at a time,
+    one side per call; only the batch's filter / target entries are moved to ``device`` and the -inf mask is
+    scattered there.
 
     ``memory_budget`` (bytes): the most one batch's score tensor may take. Above it, a score function with a
     ``score_block`` method (and a :class:`MatrixScores`) is called on entity blocks that fit (at least
