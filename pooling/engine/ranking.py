@@ -536,19 +536,23 @@ def _rank_blocked(fetch: Callable[[int, int], torch.Tensor], num_rows: int, num_
     greater = torch.zeros(target_rows.numel(), dtype=torch.int64, device=device)
     equal = torch.zeros_like(greater)
 
+    had_nan = [False] * len(bounds)  # blocks whose candidates held a NaN (found by _topk: no extra pass)
+
     def masked_block(index: int, read: torch.Tensor | None) -> torch.Tensor:
-        """Scores of block ``index`` with NaN -> -inf and filtered entries at -inf; first the scores of the
-        targets ``read`` (a mask) are copied out (a target may be filtered)."""
+        """Scores of block ``index`` with filtered entries at -inf (and NaN -> -inf where the first pass found
+        one); first the scores of the targets ``read`` (a mask) are copied out, NaN -> -inf (a target may be
+        filtered)."""
         nonlocal target_scores
         start, stop = bounds[index]
-        scores = _without_nan(_checked(fetch(start, stop), (num_rows, stop - start), device))
+        scores = _checked(fetch(start, stop), (num_rows, stop - start), device)
         if read is not None and bool(read.any()):
             if target_scores is None:
                 target_scores = torch.empty(target_rows.numel(), dtype=scores.dtype, device=device)
-            target_scores[read] = scores[target_rows[read], target_entities[read] - start]
+            read_scores = scores[target_rows[read], target_entities[read] - start]
+            target_scores[read] = torch.nan_to_num(read_scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
         chosen = filter_order[filter_cuts[index]:filter_cuts[index + 1]]
         scores.index_put_((filter_rows[chosen], filter_entities[chosen] - start), scores.new_tensor(_NEG_INF))
-        return scores
+        return _without_nan(scores) if had_nan[index] else scores
 
     def count(scores: torch.Tensor, which: torch.Tensor) -> None:
         if bool(which.any()):
@@ -563,7 +567,10 @@ def _rank_blocked(fetch: Callable[[int, int], torch.Tensor], num_rows: int, num_
         scores = masked_block(index, None if known else target_block == index)
         chosen = filter_order[filter_cuts[index]:filter_cuts[index + 1]]
         top = _topk(scores, filter_rows[chosen], filter_entities[chosen] - start, k)
-        assert top is not None  # no NaN left
+        if top is None:  # rare: a candidate scored NaN; -inf for it, then again (as _rank_full)
+            had_nan[index] = True
+            top = _topk(_without_nan(scores), filter_rows[chosen], filter_entities[chosen] - start, k)
+            assert top is not None
         block_values, block_entities = top
         block_entities = torch.where(block_entities >= 0, block_entities + start, block_entities)
         if index == 0:
