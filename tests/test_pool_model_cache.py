@@ -1,5 +1,6 @@
-"""A pool build loads each system's model once per process, not once per chunk (issue 18: a Wikidata-sized entity
-table takes seconds to load), and again when its checkpoint changes; entity blocks build the same pool."""
+"""A pool build loads each system's model and the KG's known triples once per process, not once per chunk (issue 18:
+a Wikidata-sized entity table takes seconds to load), and again when the file changes; entity blocks build the same
+pool."""
 from __future__ import annotations
 
 import os
@@ -27,8 +28,19 @@ def counted_loads(monkeypatch):
     return loads
 
 
-def test_model_loaded_once_per_process_and_blocks_build_the_same_pool(storage, counted_loads, settings,
-                                                                        monkeypatch):
+@pytest.fixture
+def counted_triples(monkeypatch):
+    from pooling.selectors import pools
+
+    monkeypatch.setattr(pools, "_KNOWN_CACHE", {})
+    reads = []
+    original = pools.known_triples
+    monkeypatch.setattr(pools, "known_triples", lambda kg: reads.append(kg.name) or original(kg))
+    return reads
+
+
+def test_model_loaded_once_per_process_and_blocks_build_the_same_pool(storage, counted_loads, counted_triples,
+                                                                        settings, monkeypatch):
     from pooling.engine import ranking
     from pooling.models import Ranking
     from pooling.services.pools import build_pool_now, create_pool, rank_pool_chunk
@@ -41,6 +53,7 @@ def test_model_loaded_once_per_process_and_blocks_build_the_same_pool(storage, c
     pool = build_pool_now(create_pool(sample, systems, depth=5, chunk_size=16, name="whole"))
     assert pool.progress_total == 5  # five chunks
     assert counted_loads == ["a"]
+    assert counted_triples == ["umls"]  # five chunks and the merge filtered with one read
 
     Ranking.objects.filter(sample=sample).delete()  # the merge stored the rankings: rank again
     # a (16 questions x 135 entities) float32 batch does not fit in 4 KiB: blocks of 45 entities
