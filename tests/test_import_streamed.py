@@ -11,20 +11,20 @@ from tests._pool_support import storage  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
-ENTITIES = 60_000
+ENTITIES = 40_000
 
 
 @pytest.fixture
 def wide_sample(tmp_path):
-    """A synthetic KG of over 20,000 entities and a sample of 150 test triples (about 300 questions)."""
+    """A synthetic KG of over 15,000 entities and a sample of 120 test triples (about 240 questions)."""
     from pooling.engine.synthkg import SyntheticKG, write
     from pooling.selectors.pools import sample_questions
     from pooling.services.kg_import import import_kg
     from pooling.services.samples import draw_sample
 
-    write(SyntheticKG(triples=60_000, entities=ENTITIES, relations=20, seed=3), tmp_path / "kg")
+    write(SyntheticKG(triples=40_000, entities=ENTITIES, relations=20, seed=3), tmp_path / "kg")
     kg = import_kg("wide", tmp_path / "kg")
-    sample = draw_sample(kg, size=150, seed=0)
+    sample = draw_sample(kg, size=120, seed=0)
     return kg, sample, sample_questions(sample)
 
 
@@ -61,7 +61,7 @@ def test_run_import_is_streamed(storage, wide_sample, tmp_path, settings, monkey
     from pooling.services.rankings import import_run
 
     kg, sample, sq = wide_sample
-    assert kg.num_entities > 20_000
+    assert kg.num_entities > 15_000
     keys = entity_keys(kg)
     rng = np.random.default_rng(0)
     lines = []
