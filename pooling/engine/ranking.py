@@ -14,13 +14,12 @@ Top-k ties are broken by the smaller entity id, so results are deterministic and
 batch size and the device.
 
 Entity blocks (issue 18): when a batch's (B, E) score tensor would exceed ``memory_budget`` bytes, a score
-function that can score entities ``[start, stop)`` only (:class:`MatrixScores`, or any object with a
-``score_block(anchor, relation, side, start, stop)`` method, e.g. ``pooling.kge.model_score_fn``; and
-:class:`SparseScores`, a run's entries) is called block
-by block: per block the filtered entries are masked, the block's exact top-k is merged into the running top-k (same
-order: score descending, then smaller id) and greater / equal are counted for the targets, so memory is
+function that can score entities ``[start, stop)`` only (:class:`MatrixScores`, :class:`SparseScores` or any object
+with a ``score_block(anchor, relation, side, start, stop)`` method, e.g. ``pooling.kge.model_score_fn``) is called
+block by block: per block the filtered entries are masked, the block's exact top-k is merged into the running top-k
+(same order: score descending, then smaller id) and greater / equal are counted for the targets, so memory is
 O(B x block) and the results are the same as unblocked. A target's own score is only known once its block has been
-scored: blocks before it are scored a second time to count them (a score matrix gives it at once).
+scored: blocks before it are scored a second time to count them (stored scores give it at once).
 """
 from __future__ import annotations
 
