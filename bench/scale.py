@@ -6,7 +6,8 @@
 Each stage prints its wall time, its throughput and its peak memory: the tracemalloc peak (Python and numpy
 allocations made during the stage) and the growth of the process's maximum resident set over the stage (the
 interpreter, Django and the modules loaded before the stage are the baseline, not counted). Stages so far:
-``generate`` (write train/valid/test.txt, cached by spec) and ``import`` (``import_kg``). Later steps of the
+``generate`` (write train/valid/test.txt, cached by spec), ``import`` (``import_kg``) and ``pool``
+(bench/scale_pool.py: a depth-10 pool of 2,000 questions ranked by a random DistMult). Later steps of the
 issue (one training epoch, pool build, pages, evaluation) go in as further functions in ``STAGES``.
 """
 from __future__ import annotations
@@ -114,7 +115,10 @@ def stage_import(context: Context) -> None:
     context.facts["kg"] = kg
 
 
+from scale_pool import stage_pool  # noqa: E402  (bench/scale_pool.py)
+
 STAGES: dict[str, Callable[[Context], None]] = {"generate": stage_generate, "import": stage_import}
+STAGES["pool"] = stage_pool
 
 from scale_train import stage_train  # noqa: E402  (bench/scale_train.py: one negative-sampling epoch)
 

@@ -183,6 +183,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # gone: train_model may start it again) after TRAINING_STALE_S seconds without one (pooling/services/trainers.py).
 KGPOOL_TRAINING_HEARTBEAT_S = env_int("TRAINING_HEARTBEAT_S", 30)
 KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
+# The most memory one batch's (questions x entities) score tensor may take when ranking (pool builds, imports);
+# above it the engine scores entity blocks that fit, with the same results (issue 18: millions of entities).
+KGPOOL_RANK_MEMORY_BYTES = env_int("RANK_MEMORY_MB", 512) << 20
 
 # --- REST API -----------------------------------------------------------------------------------------
 # The judging API's code path: "fast" (few queries per request, issue 21) or "legacy" (the previous one, kept for

@@ -11,17 +11,18 @@ from its compressed size (deflate expands at most ~1032:1), so a zip bomb is ref
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, ContextManager
 
 import numpy as np
 
-from pooling.engine.userfiles import UserFileError, array_bytes, npy_header, open_regular, shown
+from pooling.engine.userfiles import MAX_NPY_HEADER, UserFileError, array_bytes, npy_header, open_regular, shown
 
 DEFLATE_MAX_RATIO = 1100
+ROW_BLOCK_BYTES = 64 << 20  # StoredArray.blocks reads this much at a time
 
 
 @dataclass(frozen=True)
@@ -32,10 +33,39 @@ class StoredArray:
     shape: tuple[int, ...]
     dtype: np.dtype
     load: Callable[[], np.ndarray]
+    #: a binary stream of the array's .npy bytes from its magic string on (file or zip member), for row blocks
+    open_npy: Callable[[], ContextManager[IO[bytes]]] | None = None
 
     @property
     def nbytes(self) -> int:
         return array_bytes(self.shape, self.dtype)
+
+    def blocks(self, block_bytes: int | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+        """(first row, first column, block) of a 2-d array, about ``block_bytes`` (default :data:`ROW_BLOCK_BYTES`)
+        at a time in file order: row blocks of a C-ordered array, column blocks of a Fortran-ordered one. So a
+        (Q, E) matrix never lies in memory whole (issue 18). Truncated data raises ValueError."""
+        if self.open_npy is None or len(self.shape) != 2:
+            yield 0, 0, self.load()
+            return
+        with self.open_npy() as stream:
+            version = np.lib.format.read_magic(stream)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            _shape, fortran, _dtype = read_header(stream, max_header_size=MAX_NPY_HEADER)
+            lines, width = (self.shape[1], self.shape[0]) if fortran else self.shape  # a line: a row, or a column
+            line_bytes = width * self.dtype.itemsize
+            per_block = max(1, (block_bytes or ROW_BLOCK_BYTES) // max(line_bytes, 1))
+            for first in range(0, lines, per_block):
+                count = min(per_block, lines - first)
+                data = bytearray(count * line_bytes)
+                view, got = memoryview(data), 0
+                while got < len(data):  # file and zip member streams both read into a buffer
+                    read = stream.readinto(view[got:])
+                    if not read:
+                        raise ValueError(f"truncated data: {len(data) - got:,} bytes missing")
+                    got += read
+                block = np.frombuffer(data, dtype=self.dtype).reshape(count, width)
+                yield (0, first, block.T) if fortran else (first, 0, block)
 
 
 class ArrayFile:
@@ -87,7 +117,11 @@ class ArrayFile:
             stream.seek(0)
             return np.lib.format.read_array(stream, allow_pickle=False)
 
-        return StoredArray(self.default_name, shape, dtype, load)
+        def open_npy() -> ContextManager[IO[bytes]]:
+            stream.seek(0)
+            return _Unclosed(stream)
+
+        return StoredArray(self.default_name, shape, dtype, load, open_npy)
 
     def _npz(self, stream: IO[bytes]) -> None:
         try:
@@ -130,7 +164,20 @@ class ArrayFile:
             with archive.open(info) as member:
                 return np.lib.format.read_array(member, allow_pickle=False)
 
-        return StoredArray(name, shape, dtype, load)
+        return StoredArray(name, shape, dtype, load, lambda: archive.open(info))
+
+
+class _Unclosed:
+    """The ArrayFile's own stream as a context manager that leaves it open (the ArrayFile closes it)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        pass
 
 
 def load_checked(path: Path | str, array: StoredArray) -> np.ndarray:

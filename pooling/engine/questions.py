@@ -231,6 +231,30 @@ def questions_from_triples(triples: np.ndarray) -> tuple[Questions, Ragged]:
 _COMBINED_KEY_LIMIT = 2**62  # (question key, answer) pairs below it are sorted as one int64
 
 
+def _pairs_of(arrays: list[np.ndarray], question_keys: np.ndarray, num_entities: int, num_relations: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """(question key, answer) of both questions of every triple, unsorted; only the pairs of ``question_keys``
+    when those are few (a sample, a pool chunk of a 5M-triple KG): side by side and array by array, so memory is
+    a few int64 per triple, not the ~20 of all pairs at once (issue 18)."""
+    few = 0 < question_keys.size and 4 * question_keys.size < sum(len(array) for array in arrays)
+    wanted = np.unique(question_keys)
+    keys, answers = [], []
+    for side, anchor_column, answer_column in ((HEAD, 2, 0), (TAIL, 0, 2)):
+        for array in arrays:
+            key = _question_keys(np.int64(side), array[:, 1], array[:, anchor_column], num_entities, num_relations)
+            if few:
+                position = np.minimum(np.searchsorted(wanted, key), wanted.size - 1)
+                mine = wanted[position] == key
+                keys.append(key[mine])
+                answers.append(array[mine, answer_column])
+            else:
+                keys.append(key)
+                answers.append(array[:, answer_column])
+    if not keys:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(keys), np.concatenate(answers).astype(np.int64, copy=False)
+
+
 def known_answers(questions: Questions, *triple_arrays: np.ndarray) -> Ragged:
     """For each question, the entities that make it true in any of ``triple_arrays`` (sorted, unique).
 
@@ -238,15 +262,14 @@ def known_answers(questions: Questions, *triple_arrays: np.ndarray) -> Ragged:
     question's range is found with ``np.searchsorted`` (FB15k-237's 310k triples in ~0.05 s).
     """
     arrays = [as_triples(array) for array in triple_arrays]
-    all_triples = np.concatenate(arrays) if arrays else np.zeros((0, 3), dtype=np.int64)
-    num_entities, num_relations = _sizes(all_triples)
+    num_entities, num_relations = _sizes(*arrays)
     if len(questions):
         num_entities = max(num_entities, int(questions.anchor.max()) + 1)
         num_relations = max(num_relations, int(questions.relation.max()) + 1)
     num_entities, num_relations = max(num_entities, 1), max(num_relations, 1)
 
-    side, relation, anchor, answer = _sided_pairs(all_triples)
-    pair_keys = _question_keys(side, relation, anchor, num_entities, num_relations)
+    question_keys = questions.keys(num_entities, num_relations)
+    pair_keys, answer = _pairs_of(arrays, question_keys, num_entities, num_relations)
     if 2 * num_relations * num_entities * num_entities < _COMBINED_KEY_LIMIT:
         # one int64 per (question, answer) pair: one plain sort (numpy's lexsort and unique are ~3x slower)
         combined = np.sort(pair_keys * num_entities + answer)
@@ -259,7 +282,6 @@ def known_answers(questions: Questions, *triple_arrays: np.ndarray) -> Ragged:
         keep[1:] = (pair_keys[1:] != pair_keys[:-1]) | (answer[1:] != answer[:-1])
         pair_keys, answer = pair_keys[keep], answer[keep]
 
-    question_keys = questions.keys(num_entities, num_relations)
     starts = np.searchsorted(pair_keys, question_keys, side="left")
     ends = np.searchsorted(pair_keys, question_keys, side="right")
     lengths = ends - starts

@@ -12,6 +12,14 @@ Scores are compared in the score function's precision, at least float32 (half / 
 NaN scores are treated as -inf: they rank below every finite score and tie with -inf and each other.
 Top-k ties are broken by the smaller entity id, so results are deterministic and independent of the
 batch size and the device.
+
+Entity blocks (issue 18): when a batch's (B, E) score tensor would exceed ``memory_budget`` bytes, a score
+function that can score entities ``[start, stop)`` only (:class:`MatrixScores`, :class:`SparseScores` or any object
+with a ``score_block(anchor, relation, side, start, stop)`` method, e.g. ``pooling.kge.model_score_fn``) is called
+block by block: per block the filtered entries are masked, the block's exact top-k is merged into the running top-k
+(same order: score descending, then smaller id) and greater / equal are counted for the targets, so memory is
+O(B x block) and the results are the same as unblocked. A target's own score is only known once its block has been
+scored: blocks before it are scored a second time to count them (stored scores give it at once).
 """
 from __future__ import annotations
 
@@ -27,7 +35,9 @@ from .questions import HEAD, TAIL, Questions, Ragged
 
 __all__ = [
     "ScoreFn",
+    "BlockScoreFn",
     "MatrixScores",
+    "SparseScores",
     "score_fn_from_matrix",
     "RankingResult",
     "TiePolicy",
@@ -37,6 +47,10 @@ __all__ = [
 #: (anchor ids (B,), relation ids (B,), side HEAD|TAIL) -> float scores (B, E), higher = more plausible.
 #: The engine may modify the returned tensor in place, so return a fresh tensor, not a view of state.
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+
+#: (anchor ids (B,), relation ids (B,), side, start, stop) -> scores (B, stop - start) of entities start..stop-1,
+#: equal to those columns of the full scores (the ``score_block`` method of a blocked score function).
+BlockScoreFn = Callable[[torch.Tensor, torch.Tensor, int, int, int], torch.Tensor]
 
 TiePolicy = Literal["realistic", "optimistic", "pessimistic"]
 
@@ -68,13 +82,27 @@ class MatrixScores:
     def num_entities(self) -> int:
         return int(self.matrix.shape[1])
 
-    def rows(self, question_indices: torch.Tensor, device: torch.device) -> torch.Tensor:
-        """Fresh (B, E) tensor of the given rows on ``device``."""
+    def rows(self, question_indices: torch.Tensor, device: torch.device, start: int = 0,
+             stop: int | None = None) -> torch.Tensor:
+        """Fresh (B, stop - start) tensor of the given rows' columns start..stop-1 on ``device``."""
         index = question_indices.to(self.matrix.device)
-        # index_select always copies, so the engine may work on the result in place
-        return self.matrix.index_select(0, index).to(device, non_blocking=True)
+        whole = start == 0 and (stop is None or stop >= self.num_entities)
+        columns = self.matrix if whole else self.matrix[:, start:stop]  # a view
+        # index_select always copies (only the selected block), so the engine may work on the result in place
+        return columns.index_select(0, index).to(device, non_blocking=True)
+
+    def values_at(self, rows: np.ndarray, entities: np.ndarray) -> torch.Tensor:
+        """The scores of (row, entity) pairs, (n,)."""
+        return self.matrix[torch.from_numpy(rows), torch.from_numpy(entities)]
 
     def __call__(self, anchor: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
+        return self.rows(self._row_index(anchor, relation, side), anchor.device)
+
+    def score_block(self, anchor: torch.Tensor, relation: torch.Tensor, side: int, start: int, stop: int
+                    ) -> torch.Tensor:
+        return self.rows(self._row_index(anchor, relation, side), anchor.device, start, stop)
+
+    def _row_index(self, anchor: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
         if self.questions is None:
             raise TypeError("MatrixScores without questions can only be used through rank() by question index")
         num_relations = int(self.questions.relation.max()) + 1 if len(self.questions) else 1
@@ -90,8 +118,57 @@ class MatrixScores:
         position = np.minimum(position, max(self._sorted_keys.size - 1, 0))
         if self._sorted_keys.size == 0 or np.any(self._sorted_keys[position] != wanted):
             raise KeyError("question not in the score matrix")
-        row_index = torch.from_numpy(self._key_order[position])
-        return self.rows(row_index, anchor.device)
+        return torch.from_numpy(self._key_order[position])
+
+
+class SparseScores:
+    """Scores of some entities per question, every other entity scoring ``fill`` (-inf: not retrieved, a TREC run).
+
+    CSR rows aligned with the questions later given to :func:`rank` (``offsets`` (Q + 1,), ``entities`` sorted and
+    unique inside each row, ``scores``); the engine asks for dense (B, block) tensors, built on demand, so a run over
+    millions of entities is ranked in O(B x block) memory and never as a (Q, E) matrix.
+    """
+
+    questions = None  # rows are found by question index only
+
+    def __init__(self, offsets: np.ndarray, entities: np.ndarray, scores: np.ndarray, num_entities: int,
+                 fill: float = _NEG_INF) -> None:
+        self.entries = Ragged(np.asarray(offsets, dtype=np.int64), np.asarray(entities, dtype=np.int64))
+        values = np.asarray(scores)
+        self.values = values if values.dtype.kind == "f" else values.astype(np.float32)
+        self.scores = torch.from_numpy(self.values)
+        self._num_entities = int(num_entities)
+        self.fill = fill
+
+    @property
+    def num_entities(self) -> int:
+        return self._num_entities
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.scores.dtype
+
+    def rows(self, question_indices: torch.Tensor, device: torch.device, start: int = 0,
+             stop: int | None = None) -> torch.Tensor:
+        stop = self._num_entities if stop is None else stop
+        index = question_indices.cpu().numpy()
+        local_rows, entities, positions = _csr_slice(self.entries, index)
+        inside = (entities >= start) & (entities < stop)
+        # numpy (not torch.full): its allocations are visible to tracemalloc, so tests can bound the memory
+        block = np.full((index.size, stop - start), self.fill, dtype=self.values.dtype)
+        block[local_rows[inside], entities[inside] - start] = self.values[positions[inside]]
+        return torch.from_numpy(block).to(device)
+
+    def values_at(self, rows: np.ndarray, entities: np.ndarray) -> torch.Tensor:
+        """The scores of (row, entity) pairs (``fill`` where the row has no entry for the entity)."""
+        keys = self.entries.row_ids() * self._num_entities + self.entries.values  # sorted
+        wanted = np.asarray(rows, dtype=np.int64) * self._num_entities + np.asarray(entities, dtype=np.int64)
+        result = torch.full((wanted.size,), self.fill, dtype=self.scores.dtype)
+        if keys.size:
+            position = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+            found = keys[position] == wanted
+            result[torch.from_numpy(found)] = self.scores[torch.from_numpy(position[found])]
+        return result
 
 
 def score_fn_from_matrix(scores: np.ndarray | torch.Tensor, questions: Questions | None = None) -> MatrixScores:
@@ -363,6 +440,153 @@ def _topk(
 
 
 # ----------------------------------------------------------------------------------------------------
+# entity blocks
+
+#: Automatic blocks are at least this wide: narrower products take other BLAS kernels, whose last bits may differ
+#: from the full product's (seen below 16 columns on the CPU), and per-block overheads would dominate.
+MIN_AUTO_BLOCK = 4096
+
+
+def entity_block_size(num_rows: int, num_entities: int, memory_budget: int, itemsize: int = 4) -> int | None:
+    """Entities per block so that a (num_rows, block) score tensor takes at most ``memory_budget`` bytes; None when
+    the whole (num_rows, num_entities) tensor fits. Blocks are balanced (the last is not a narrow remainder)."""
+    if num_rows * num_entities * itemsize <= memory_budget:
+        return None
+    width = memory_budget // max(1, itemsize * num_rows)
+    if width >= num_entities:
+        return None
+    # as many blocks as the budget needs (fewer when that would make them narrower than the minimum)
+    blocks = -(-num_entities // width) if width > MIN_AUTO_BLOCK else max(1, num_entities // MIN_AUTO_BLOCK)
+    return -(-num_entities // blocks) if blocks > 1 else None
+
+
+def _checked(scores: torch.Tensor, shape: tuple[int, int], device: torch.device) -> torch.Tensor:
+    """The score function's output on ``device``, at least float32, contiguous, detached."""
+    if tuple(scores.shape) != shape:
+        raise ValueError(f"score function returned {tuple(scores.shape)}, expected {shape}")
+    if scores.device != device:
+        scores = scores.to(device)
+    if not scores.is_floating_point() or scores.element_size() < 4:
+        scores = scores.to(torch.float32)  # ties must be detected in at least float32
+    return scores.detach().contiguous()
+
+
+def _without_nan(scores: torch.Tensor) -> torch.Tensor:
+    """NaN -> -inf in place (the engine's reading of NaN), only when there is one."""
+    if bool(torch.isnan(scores).any()):
+        torch.nan_to_num_(scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
+    return scores
+
+
+def _merge_topk(values: torch.Tensor, entities: torch.Tensor, more_values: torch.Tensor,
+                more_entities: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k first of two exact top-k lists of disjoint entities: score descending, then smaller id, padding
+    (-1 / NaN) last: the order of :func:`_topk`."""
+    entities = torch.cat([entities, more_entities], dim=1)
+    padding = entities < 0
+    values = torch.cat([values, more_values], dim=1).masked_fill(padding, _NEG_INF)
+    ids = entities.masked_fill(padding, torch.iinfo(torch.int64).max)  # padding after any -inf candidate
+    by_id = torch.argsort(ids, dim=1, stable=True)
+    values, entities = values.gather(1, by_id), entities.gather(1, by_id)
+    by_score = torch.argsort(values, dim=1, descending=True, stable=True)[:, :k]
+    values, entities = values.gather(1, by_score), entities.gather(1, by_score)
+    return values.masked_fill(entities < 0, float("nan")), entities
+
+
+def _rank_full(fetch: Callable[[int, int], torch.Tensor], num_rows: int, num_entities: int, k: int,
+               filter_rows: torch.Tensor, filter_entities: torch.Tensor, target_rows: torch.Tensor,
+               target_entities: torch.Tensor, chunk_rows: int):
+    """One batch on its whole (B, E) score tensor: (top values, top entities, target scores, greater, equal)."""
+    device = filter_rows.device
+    scores = _checked(fetch(0, num_entities), (num_rows, num_entities), device)
+    # the targets' own scores, read from the same tensor before filtering (a target may be filtered)
+    target_scores = scores[target_rows, target_entities]
+    has_nan = bool(torch.isnan(target_scores).any())
+    scores.index_put_((filter_rows, filter_entities), scores.new_tensor(_NEG_INF))
+    top = None if has_nan else _topk(scores, filter_rows, filter_entities, k)
+    if top is None:  # rare: sanitise NaN -> -inf once, then redo (keeps the common path pass-free)
+        torch.nan_to_num_(scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
+        target_scores = torch.nan_to_num(target_scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
+        top = _topk(scores, filter_rows, filter_entities, k)
+        assert top is not None
+    values, entities = top
+    greater = equal = None
+    if target_rows.numel():
+        greater, equal = _count_greater_equal(scores, target_rows, target_scores, chunk_rows)
+    return values, entities, target_scores, greater, equal
+
+
+def _rank_blocked(fetch: Callable[[int, int], torch.Tensor], num_rows: int, num_entities: int, block: int, k: int,
+                  filter_rows: torch.Tensor, filter_entities: torch.Tensor, target_rows: torch.Tensor,
+                  target_entities: torch.Tensor, chunk_rows: int, target_scores: torch.Tensor | None):
+    """One batch, entities ``block`` at a time: the same five results as :func:`_rank_full`.
+
+    ``target_scores``: the targets' scores when known beforehand (NaN already -inf), else read from their blocks,
+    and the blocks before a target's scored again to count them."""
+    device = filter_rows.device
+    bounds = [(start, min(start + block, num_entities)) for start in range(0, num_entities, block)]
+    # the filter entries of each block: one stable sort by block, then contiguous ranges
+    filter_block = filter_entities // block
+    filter_order = torch.argsort(filter_block, stable=True)
+    filter_cuts = torch.searchsorted(filter_block[filter_order],
+                                     torch.arange(len(bounds) + 1, device=device)).tolist()
+    target_block = target_entities // block
+    known = target_scores is not None
+    greater = torch.zeros(target_rows.numel(), dtype=torch.int64, device=device)
+    equal = torch.zeros_like(greater)
+
+    had_nan = [False] * len(bounds)  # blocks whose candidates held a NaN (found by _topk: no extra pass)
+
+    def masked_block(index: int, read: torch.Tensor | None) -> torch.Tensor:
+        """Scores of block ``index`` with filtered entries at -inf (and NaN -> -inf where the first pass found
+        one); first the scores of the targets ``read`` (a mask) are copied out, NaN -> -inf (a target may be
+        filtered)."""
+        nonlocal target_scores
+        start, stop = bounds[index]
+        scores = _checked(fetch(start, stop), (num_rows, stop - start), device)
+        if read is not None and bool(read.any()):
+            if target_scores is None:
+                target_scores = torch.empty(target_rows.numel(), dtype=scores.dtype, device=device)
+            read_scores = scores[target_rows[read], target_entities[read] - start]
+            target_scores[read] = torch.nan_to_num(read_scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
+        chosen = filter_order[filter_cuts[index]:filter_cuts[index + 1]]
+        scores.index_put_((filter_rows[chosen], filter_entities[chosen] - start), scores.new_tensor(_NEG_INF))
+        return _without_nan(scores) if had_nan[index] else scores
+
+    def count(scores: torch.Tensor, which: torch.Tensor) -> None:
+        if bool(which.any()):
+            block_greater, block_equal = _count_greater_equal(scores, target_rows[which], target_scores[which],
+                                                              chunk_rows)
+            greater[which] += block_greater.to(device)
+            equal[which] += block_equal.to(device)
+
+    values = torch.full((num_rows, k), float("nan"), device=device)
+    entities = torch.full((num_rows, k), -1, dtype=torch.int64, device=device)
+    for index, (start, stop) in enumerate(bounds):
+        scores = masked_block(index, None if known else target_block == index)
+        chosen = filter_order[filter_cuts[index]:filter_cuts[index + 1]]
+        top = _topk(scores, filter_rows[chosen], filter_entities[chosen] - start, k)
+        if top is None:  # rare: a candidate scored NaN; -inf for it, then again (as _rank_full)
+            had_nan[index] = True
+            top = _topk(_without_nan(scores), filter_rows[chosen], filter_entities[chosen] - start, k)
+            assert top is not None
+        block_values, block_entities = top
+        block_entities = torch.where(block_entities >= 0, block_entities + start, block_entities)
+        if index == 0:
+            values, entities = block_values, block_entities
+        else:
+            values, entities = _merge_topk(values, entities, block_values.to(values.dtype), block_entities, k)
+        if target_rows.numel():
+            count(scores, torch.ones_like(target_block, dtype=torch.bool) if known else target_block <= index)
+    if not known and target_rows.numel():
+        for index in range(int(target_block.max())):  # blocks before a target's own, again
+            count(masked_block(index, None), target_block > index)
+    if target_scores is None:
+        target_scores = torch.empty(0, device=device)
+    return values, entities, target_scores, greater, equal
+
+
+# ----------------------------------------------------------------------------------------------------
 # the engine
 
 
@@ -377,17 +601,27 @@ def rank(
     batch_size: int = 1024,
     device: Union[str, torch.device, None] = None,
     progress: Callable[[int, int], None] | None = None,
+    memory_budget: int | None = None,
+    entity_block: int | None = None,
 ) -> RankingResult:
     """Filtered top-k and target ranks for every question (see the module docstring for semantics).
 
-    ``score_fn`` is a :data:`ScoreFn` (e.g. ``model.score_questions``) or a :class:`MatrixScores` whose
-    rows align with ``questions``. Work is done ``batch_size`` questions at a time, one side per call;
-    only the batch's filter / target entries are moved to ``device`` and the -inf mask is scattered there.
+    ``score_fn`` is a :data:`ScoreFn` (e.g. ``model.score_questions``) or a :class:`MatrixScores` /
+    :class:`SparseScores` whose rows align with ``questions``. Work is done ``batch_size`` questions at a time,
+    one side per call; only the batch's filter / target entries are moved to ``device`` and the -inf mask is
+    scattered there.
+
+    ``memory_budget`` (bytes): the most one batch's score tensor may take. Above it, a score function with a
+    ``score_block`` method (and a :class:`MatrixScores`) is called on entity blocks that fit (at least
+    :data:`MIN_AUTO_BLOCK` wide); any other one on fewer questions at a time. ``entity_block`` forces blocks of
+    that many entities (tests). Results are the same either way.
     """
     if k < 1:
         raise ValueError("k must be >= 1")
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    if entity_block is not None and entity_block < 1:
+        raise ValueError("entity_block must be >= 1")
     num_questions = len(questions)
     device = torch.device(device) if device is not None else torch.device("cpu")
     filter_sets = _canonical(filter, num_questions, num_entities, "filter")
@@ -397,9 +631,24 @@ def rank(
         raise ValueError(f"targets has {len(targets)} rows, expected {num_questions}")
     if targets.nnz and (targets.values.min() < 0 or targets.values.max() >= num_entities):
         raise ValueError(f"targets contain entity ids outside 0..{num_entities - 1}")
-    use_rows = isinstance(score_fn, MatrixScores) and score_fn.questions is None
-    if use_rows and score_fn.matrix.shape[0] != num_questions:  # type: ignore[union-attr]
+    use_rows = isinstance(score_fn, (MatrixScores, SparseScores)) and score_fn.questions is None
+    if isinstance(score_fn, SparseScores) and len(score_fn.entries) != num_questions:
+        raise ValueError("sparse scores need one row per question")
+    if use_rows and isinstance(score_fn, MatrixScores) and score_fn.matrix.shape[0] != num_questions:
         raise ValueError("score matrix needs one row per question")
+    score_block = getattr(score_fn, "score_block", None)
+    if entity_block is not None and not use_rows and score_block is None:
+        raise TypeError("entity blocks need a MatrixScores or a score function with a score_block method")
+    if entity_block is None and memory_budget is not None:
+        stored = score_fn.matrix if isinstance(score_fn, MatrixScores) else getattr(score_fn, "scores", None)
+        itemsize = max(4, stored.element_size()) if use_rows and stored is not None else 4
+        rows = max(1, min(batch_size, num_questions))
+        if use_rows or score_block is not None:
+            entity_block = entity_block_size(rows, num_entities, memory_budget, itemsize)
+        else:
+            batch_size = max(1, min(batch_size, memory_budget // max(1, itemsize * num_entities)))
+    if entity_block is not None and entity_block >= num_entities:
+        entity_block = None
 
     target_in_filter = _membership(targets, filter_sets, num_entities)
     filter_sizes = filter_sets.lengths
@@ -415,18 +664,16 @@ def rank(
         side = int(questions.side[question_index[0]])
         index_tensor = torch.from_numpy(question_index)
         if use_rows:
-            scores = score_fn.rows(index_tensor, device)  # type: ignore[union-attr]
+            def fetch(start: int, stop: int) -> torch.Tensor:
+                return score_fn.rows(index_tensor, device, start, stop)  # type: ignore[union-attr]
         else:
             anchor = torch.from_numpy(questions.anchor[question_index]).to(device)
             relation = torch.from_numpy(questions.relation[question_index]).to(device)
-            scores = score_fn(anchor, relation, side)
-        if scores.shape != (question_index.size, num_entities):
-            raise ValueError(f"score function returned {tuple(scores.shape)}, expected {(question_index.size, num_entities)}")
-        if scores.device != device:
-            scores = scores.to(device)
-        if not scores.is_floating_point() or scores.element_size() < 4:
-            scores = scores.to(torch.float32)  # ties must be detected in at least float32
-        scores = scores.detach().contiguous()
+
+            def fetch(start: int, stop: int) -> torch.Tensor:
+                if start == 0 and stop == num_entities:
+                    return score_fn(anchor, relation, side)
+                return score_block(anchor, relation, side, start, stop)  # type: ignore[misc]
 
         filter_rows_np, filter_entities_np, _ = _csr_slice(filter_sets, question_index)
         target_rows_np, target_entities_np, target_positions = _csr_slice(targets, question_index)
@@ -435,22 +682,22 @@ def rank(
         target_rows = torch.from_numpy(target_rows_np).to(device)
         target_entities = torch.from_numpy(target_entities_np).to(device)
 
-        # the targets' own scores, read from the same tensor before filtering (a target may be filtered)
-        target_scores = scores[target_rows, target_entities]
-        has_nan = bool(torch.isnan(target_scores).any())
-        scores.index_put_((filter_rows, filter_entities), scores.new_tensor(_NEG_INF))
-        top = None if has_nan else _topk(scores, filter_rows, filter_entities, k)
-        if top is None:  # rare: sanitise NaN -> -inf once, then redo (keeps the common path pass-free)
-            torch.nan_to_num_(scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
-            target_scores = torch.nan_to_num(target_scores, nan=_NEG_INF, posinf=math.inf, neginf=_NEG_INF)
-            top = _topk(scores, filter_rows, filter_entities, k)
-            assert top is not None
-        values, entities = top
+        if entity_block is None:
+            values, entities, target_scores, batch_greater, batch_equal = _rank_full(
+                fetch, question_index.size, num_entities, k, filter_rows, filter_entities, target_rows,
+                target_entities, batch_size)
+        else:
+            known = None
+            if use_rows:  # stored scores give the targets' scores at once: one pass over the blocks
+                known = score_fn.values_at(question_index[target_rows_np], target_entities_np)  # type: ignore
+                known = _without_nan(_checked(known[None, :], (1, known.numel()), device)[0].clone())
+            values, entities, target_scores, batch_greater, batch_equal = _rank_blocked(
+                fetch, question_index.size, num_entities, entity_block, k, filter_rows, filter_entities,
+                target_rows, target_entities, batch_size, known)
         topk_entities[question_index] = entities.cpu().numpy()
         topk_scores[question_index] = values.to(torch.float32).cpu().numpy()
 
         if target_rows.numel():
-            batch_greater, batch_equal = _count_greater_equal(scores, target_rows, target_scores, batch_size)
             batch_greater = batch_greater.cpu().numpy()
             batch_equal = batch_equal.cpu().numpy()
             in_filter = target_in_filter[target_positions]

@@ -1,8 +1,6 @@
 """Filtered MRR of a model (for early stopping and quick reports) and the engine's score function."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import torch
 from torch import Tensor
@@ -12,23 +10,33 @@ from pooling.engine.ranking import TiePolicy, rank
 
 from .models import KGCModel
 
-ScoreFn = Callable[[Tensor, Tensor, int], Tensor]
 
-
-def model_score_fn(model: KGCModel) -> ScoreFn:
-    """``score_fn(anchor, relation, side) -> (B, E)`` for ``pooling.engine.ranking.rank``.
+class ModelScores:
+    """``score_fn(anchor, relation, side) -> (B, E)`` for ``pooling.engine.ranking.rank``, and its
+    ``score_block(anchor, relation, side, start, stop) -> (B, stop - start)`` for entity blocks.
 
     Puts the model in eval mode (dropout/batch-norm off), moves the ids to the model's device and
-    scores without autograd.
+    scores without autograd (not inference_mode: the engine edits the scores in place).
     """
-    model.eval()
-    device = next(model.parameters()).device
 
-    def score_fn(anchor: Tensor, relation: Tensor, side: int) -> Tensor:
-        with torch.no_grad():  # not inference_mode: callers may edit the scores in place
-            return model.score_questions(anchor.to(device), relation.to(device), int(side)).float()
+    def __init__(self, model: KGCModel) -> None:
+        model.eval()
+        self.model = model
+        self.device = next(model.parameters()).device
 
-    return score_fn
+    def __call__(self, anchor: Tensor, relation: Tensor, side: int) -> Tensor:
+        with torch.no_grad():
+            return self.model.score_questions(anchor.to(self.device), relation.to(self.device), int(side)).float()
+
+    def score_block(self, anchor: Tensor, relation: Tensor, side: int, start: int, stop: int) -> Tensor:
+        with torch.no_grad():
+            return self.model.score_questions_block(anchor.to(self.device), relation.to(self.device), int(side),
+                                                    start, stop).float()
+
+
+def model_score_fn(model: KGCModel) -> ModelScores:
+    """The engine's score function of ``model`` (see :class:`ModelScores`)."""
+    return ModelScores(model)
 
 
 def filtered_ranks(model: KGCModel, triples: np.ndarray, filter_triples: np.ndarray, *,

@@ -8,11 +8,15 @@ torch is imported lazily (the ranking engine needs it).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 
 from pooling.engine import userfiles
@@ -22,7 +26,7 @@ from pooling.engine.userfiles import UserFileError, shown
 from pooling.models import Entity, Ranking, Sample, System
 from pooling.selectors.pools import SampleQuestions, entity_keys, question_filter, ranking_result, sample_questions
 from pooling.services.names import checked_name
-from pooling.storage import remove_file, save_arrays
+from pooling.storage import remove_file, save_arrays, storage_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pooling.engine.ranking import RankingResult
@@ -77,6 +81,12 @@ def result_mrr(result: "RankingResult") -> float | None:
 
 
 # ------------------------------------------------------------------------------------ ranking
+def rank_memory_budget() -> int:
+    """Bytes one batch's score tensor may take in the ranking engine (``RANK_MEMORY_MB``); above it the engine
+    scores entity blocks (``pooling.engine.ranking``)."""
+    return int(getattr(settings, "KGPOOL_RANK_MEMORY_BYTES", 512 << 20))
+
+
 def stored_ranking(system: System, sample: Sample, k: int) -> Ranking | None:
     """The system's ranking on the sample when it can serve a top-k (imported rankings serve any k)."""
     ranking = Ranking.objects.filter(system=system, sample=sample).first()
@@ -110,17 +120,17 @@ def rank_rows(
         raise ValueError(f"imported system {system.name!r} has no ranking on sample {sample.name!r}")
     from pooling.engine.ranking import rank
     from pooling.kge import model_score_fn, resolve_device
-    from pooling.services.systems import load_system_model
+    from pooling.services.systems import cached_system_model
 
     resolved = str(resolve_device(device))
     if model is None:
-        model = load_system_model(system, device=resolved)
+        model = cached_system_model(system, device=resolved)
     rows = np.arange(start, stop, dtype=np.int64)
     questions = sq.questions.take(rows)
     chunk_filter = filter_sets.take(rows) if filter_sets is not None else question_filter(sample.kg, questions)
     return rank(
         model_score_fn(model), questions, num_entities=sample.kg.num_entities,
-        filter=chunk_filter, targets=sq.answers.take(rows), k=k, device=resolved,
+        filter=chunk_filter, targets=sq.answers.take(rows), k=k, device=resolved, memory_budget=rank_memory_budget(),
     )
 
 
@@ -152,15 +162,13 @@ def rank_system(
     result = rank(
         model_score_fn(model), sq.questions, num_entities=sample.kg.num_entities,
         filter=question_filter(sample.kg, sq.questions), targets=sq.answers, k=k, device=resolved,
+        memory_budget=rank_memory_budget(),
         progress=(lambda done, total: progress(f"rank {system.name}", done, total)) if progress else None,
     )
     return save_ranking(system, sample, result)
 
 
 # ------------------------------------------------------------------------------------ TREC run import
-RUN_CHUNK = 256
-
-
 def import_run(sample: Sample, path: Path | str, *, name: str, description: str = "",
                questions_path: Path | str | None = None) -> System:
     """Import a TREC run (``qid Q0 entity rank score tag``) on the sample's questions as a system + ranking.
@@ -179,7 +187,7 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
     """
     from pooling.services.imported_scores import read_questions_file, run_arrays, sample_only
 
-    from pooling.engine.ranking import rank, score_fn_from_matrix
+    from pooling.engine.ranking import SparseScores, rank
 
     path = Path(path)
     kg = sample.kg
@@ -226,24 +234,19 @@ def import_run(sample: Sample, path: Path | str, *, name: str, description: str 
 
     filter_sets = question_filter(kg, sq.questions)
     num_entities, num_questions = kg.num_entities, len(sq)
-    order = np.argsort(rows, kind="stable")
+    order = np.lexsort((entities, rows))
     rows, entities, scores = rows[order], entities[order], scores[order]
-    bounds = np.searchsorted(rows, np.arange(0, num_questions + RUN_CHUNK, RUN_CHUNK).clip(max=num_questions))
     # k: the most unfiltered candidates a question has in the run
     filtered = _in_sets(filter_sets, rows, entities, num_entities)
     per_question = np.bincount(rows[~filtered], minlength=num_questions)
     k = max(1, int(per_question.max(initial=0)))
-    parts = []
-    for chunk, start in enumerate(range(0, num_questions, RUN_CHUNK)):
-        stop = min(start + RUN_CHUNK, num_questions)
-        lo, hi = bounds[chunk], bounds[chunk + 1]
-        matrix = np.full((stop - start, num_entities), -np.inf, dtype=np.float64)
-        matrix[rows[lo:hi] - start, entities[lo:hi]] = scores[lo:hi]
-        chunk_rows = np.arange(start, stop, dtype=np.int64)
-        part = rank(score_fn_from_matrix(matrix), sq.questions.take(chunk_rows), num_entities=num_entities,
-                    filter=filter_sets.take(chunk_rows), targets=sq.answers.take(chunk_rows), k=k)
-        parts.append(_drop_unscored(part))  # -inf: not in the run
-    result = concat_results(parts)
+    # the run as sparse rows (unretrieved entities -inf): the engine builds (batch x block) scores from them, never
+    # a questions x entities matrix (issue 18)
+    offsets = np.zeros(num_questions + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=num_questions), out=offsets[1:])
+    run_scores = SparseScores(offsets, entities, scores.astype(np.float64), num_entities)
+    result = _drop_unscored(rank(run_scores, sq.questions, num_entities=num_entities, filter=filter_sets,
+                                 targets=sq.answers, k=k, memory_budget=rank_memory_budget()))  # -inf: not in the run
     config = {"run_file": str(path.resolve()), "tag": run.tag, "sample": sample.name, "description": description,
               **unretrieved_report}
     if questions_path is not None:
@@ -267,6 +270,11 @@ def _read_run_file(path: Path):
 
 
 # ------------------------------------------------------------------------------------ score matrix import
+#: Default depth of an imported matrix's stored ranking: every candidate up to this many (a full ordering of millions
+#: of entities per question would be the dense matrix again); pools are far shallower.
+IMPORTED_DEPTH = 1_000
+
+
 class ScoresImportError(RunImportError):
     """A score matrix (or its entity / question index) was refused; the message names the file. Nothing was written."""
 
@@ -295,9 +303,11 @@ def import_scores(
     the system's ``config["unscored_questions"]``, and a matrix with no finite score at all is refused. The
     declared shapes (.npy headers) are checked against the sample and the KG before anything is loaded. The
     matrix is ranked by the engine exactly like a trained system (known triples filtered, the sample's answers as
-    targets) to depth ``k`` (default, and at most: every candidate) for pooling, and kept as given
+    targets) to depth ``k`` (default :data:`IMPORTED_DEPTH` or every candidate when fewer; at most every candidate)
+    for pooling, and kept as given
     (``Ranking.scores_file``, see ``pooling.services.imported_scores``): evaluation ranks from it exactly like a
-    trained model. Validation happens before any write.
+    trained model. Validation happens before any write. The matrix is read block by block into a file-backed array
+    (``STORAGE_DIR/spool``, an unnamed file) and ranked in entity blocks: memory stays bounded (issue 18).
     """
     from pooling.engine.ranking import rank, score_fn_from_matrix
     from pooling.services.imported_scores import matrix_arrays, read_questions_file, sample_only
@@ -317,49 +327,57 @@ def import_scores(
     asked, file_rows = sample_only(sq), None
     if questions_path is not None:
         asked, file_rows = read_questions_file(Path(questions_path), sample, sq, error)
-    try:
-        with ArrayFile(path, ("scores", "entities", "qids"), default_name="scores") as stored:
-            scores_info = _score_array(path, stored)
-            num_rows, num_columns = scores_info.shape
-            # A valid matrix has exactly one row per question and one column per entity: a larger declared
-            # shape is refused before anything is loaded (smaller ones get the index files' precise messages).
-            if num_columns > num_entities:
-                raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} "
-                            "entities (one column per entity)")
-            if num_rows > len(asked):
-                named = (f"{questions_path} names {len(asked)} questions" if questions_path is not None
-                         else f"sample {sample.name} has {num_questions} questions")
-                raise error(f"{path}: the matrix has {num_rows} rows but {named} (one row per question)")
-            columns = _column_index(path, stored, kg, num_columns, entity_index_path)
-            rows = _row_index(path, stored, sample, sq.qids, num_rows, questions_path, file_rows)
-            matrix = load_checked(path, scores_info)
-    except UserFileError as exc:
-        raise error(f"{exc.where}: cannot read the score file: {exc.message}") from None
-    if matrix.dtype.kind in "iu":
-        matrix = matrix.astype(np.float64)
-
-    # align: row i = question i of ``asked`` (the sample's, then any beyond it), column e = entity e
-    if rows is not None or columns is not None:
-        aligned = np.empty((len(asked), num_entities), dtype=matrix.dtype)
-        row_index = rows if rows is not None else np.arange(num_rows)
-        column_index = columns if columns is not None else np.arange(num_columns)
-        aligned[row_index[:, None], column_index[None, :]] = matrix
-        matrix = aligned
-    unscored = _check_score_values(path, matrix[:num_questions], sq.qids, entity_keys(kg))
-    kept = matrix_arrays(asked, matrix)
-    filter_sets = question_filter(kg, sq.questions)
-    most = max(1, num_entities - int(filter_sets.lengths.min()))  # the most candidates a question has
-    k = most if k is None else min(k, most)
-    result = _drop_unscored(rank(score_fn_from_matrix(matrix[:num_questions]), sq.questions,
-                                 num_entities=num_entities, filter=filter_sets, targets=sq.answers, k=k))
-    config = {"scores_file": str(path.resolve()), "sample": sample.name, "description": description}
-    if unscored:
-        config["unscored_questions"] = unscored
-    if entity_index_path is not None:
-        config["entity_index_file"] = str(Path(entity_index_path).resolve())
-    if questions_path is not None:
-        config["questions_file"] = str(Path(questions_path).resolve())
-    return _store_imported(sample, name, result, config, kept)
+    with ExitStack() as stack:  # the spool file lives until the matrix is stored and ranked
+        try:
+            with ArrayFile(path, ("scores", "entities", "qids"), default_name="scores") as stored:
+                scores_info = _score_array(path, stored)
+                num_rows, num_columns = scores_info.shape
+                # A valid matrix has exactly one row per question and one column per entity: a larger declared
+                # shape is refused before anything is loaded (smaller ones get the index files' precise messages).
+                if num_columns > num_entities:
+                    raise error(f"{path}: the matrix has {num_columns} columns but {kg.name} has {num_entities} "
+                                "entities (one column per entity)")
+                if num_rows > len(asked):
+                    named = (f"{questions_path} names {len(asked)} questions" if questions_path is not None
+                             else f"sample {sample.name} has {num_questions} questions")
+                    raise error(f"{path}: the matrix has {num_rows} rows but {named} (one row per question)")
+                columns = _column_index(path, stored, kg, num_columns, entity_index_path)
+                rows = _row_index(path, stored, sample, sq.qids, num_rows, questions_path, file_rows)
+                # align: row i = question i of ``asked`` (the sample's, then any beyond it), column e = entity e; into
+                # a file-backed array, read block by block: never the whole matrix in memory (issue 18)
+                given = scores_info.dtype
+                dtype = np.float64 if given.kind in "iu" or given.itemsize > 4 else np.float32
+                matrix = stack.enter_context(_spooled((len(asked), num_entities), dtype))
+                check = _ValueCheck(num_questions, num_entities)
+                try:
+                    row_index = rows if rows is not None else np.arange(num_rows)
+                    column_index = columns if columns is not None else np.arange(num_columns)
+                    for first_row, first_column, block in scores_info.blocks():
+                        block_rows = row_index[first_row:first_row + block.shape[0]]
+                        block_columns = column_index[first_column:first_column + block.shape[1]]
+                        check.add(block, block_rows, block_columns)
+                        matrix[block_rows[:, None], block_columns[None, :]] = block
+                except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                    raise UserFileError(path, None, f"`{scores_info.name}`: cannot read the data "
+                                                    f"({shown(str(exc), 200)})") from None
+        except UserFileError as exc:
+            raise error(f"{exc.where}: cannot read the score file: {exc.message}") from None
+        unscored = check.verdict(path, sq.qids, kg)
+        kept = matrix_arrays(asked, matrix)
+        filter_sets = question_filter(kg, sq.questions)
+        most = max(1, num_entities - int(filter_sets.lengths.min()))  # the most candidates a question has
+        k = min(most, IMPORTED_DEPTH) if k is None else min(k, most)
+        result = _drop_unscored(rank(score_fn_from_matrix(matrix[:num_questions]), sq.questions,
+                                     num_entities=num_entities, filter=filter_sets, targets=sq.answers, k=k,
+                                     memory_budget=rank_memory_budget()))
+        config = {"scores_file": str(path.resolve()), "sample": sample.name, "description": description}
+        if unscored:
+            config["unscored_questions"] = unscored
+        if entity_index_path is not None:
+            config["entity_index_file"] = str(Path(entity_index_path).resolve())
+        if questions_path is not None:
+            config["questions_file"] = str(Path(questions_path).resolve())
+        return _store_imported(sample, name, result, config, kept)
 
 
 def _score_array(path: Path, stored: ArrayFile) -> StoredArray:
@@ -458,19 +476,56 @@ def _check_name_array(path: Path, info: StoredArray, expected: int, what: str) -
         raise error(f"{path} ({info.name}) names {info.shape[0]} {noun} but the matrix in {path} has {expected} {what}")
 
 
-def _check_score_values(path: Path, matrix: np.ndarray, qids: list[str], keys: list[str]) -> int:
-    """The number of questions whose row holds no finite score; +inf and an all-unscored matrix are refused."""
-    error = ScoresImportError
-    positive = np.isposinf(matrix)
-    if positive.any():
-        row, column = (int(i) for i in np.argwhere(positive)[0])
-        raise error(f"{path}: {int(positive.sum())} scores are +inf (e.g. {qids[row]} / {shown(keys[column])}): "
-                    "scores must be finite; NaN or -inf mark an entity as not scored")
-    scored_rows = np.isfinite(matrix).any(axis=1)
-    unscored = int(scored_rows.size - scored_rows.sum())
-    if unscored == scored_rows.size:
-        raise error(f"{path}: none of the {unscored} rows holds a finite score (all NaN / -inf): nothing to import")
-    return unscored
+class _ValueCheck:
+    """The score values, checked block by block: +inf is refused (the first in question / entity order is named), as is
+    a matrix without any finite score on the sample's questions; questions whose row holds none are counted."""
+
+    def __init__(self, num_questions: int, num_entities: int) -> None:
+        self.num_questions, self.num_entities = num_questions, num_entities
+        self.positive = 0
+        self.first_positive: int | None = None  # row * E + column of the first +inf
+        self.scored = np.zeros(num_questions, dtype=bool)
+
+    def add(self, block: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> None:
+        """A block of the matrix: its rows are questions ``rows``, its columns entities ``columns``."""
+        in_sample = rows < self.num_questions  # questions beyond the sample are kept, not checked
+        block, rows = block[in_sample], rows[in_sample]
+        positive_rows, positive_columns = np.nonzero(np.isposinf(block))
+        if positive_rows.size:
+            self.positive += positive_rows.size
+            first = int((rows[positive_rows] * self.num_entities + columns[positive_columns]).min())
+            self.first_positive = first if self.first_positive is None else min(self.first_positive, first)
+        self.scored[rows] |= np.isfinite(block).any(axis=1)
+
+    def verdict(self, path: Path, qids: list[str], kg: Any) -> int:
+        """The number of the sample's questions without a finite score; ScoresImportError for +inf or none at all."""
+        error = ScoresImportError
+        if self.first_positive is not None:
+            row, column = divmod(self.first_positive, self.num_entities)
+            raise error(f"{path}: {self.positive} scores are +inf (e.g. {qids[row]} / "
+                        f"{shown(entity_keys(kg)[column])}): scores must be finite; NaN or -inf mark an entity as "
+                        "not scored")
+        unscored = int(self.scored.size - self.scored.sum())
+        if unscored == self.scored.size:
+            raise error(f"{path}: none of the {unscored} rows holds a finite score (all NaN / -inf): nothing to "
+                        "import")
+        return unscored
+
+
+@contextmanager
+def _spooled(shape: tuple[int, int], dtype: type) -> Iterator[np.ndarray]:
+    """A zero-filled array backed by an unnamed file beside the stored files (a big disk, not a RAM-backed /tmp);
+    the file is gone when the block ends, and so is the folder when no other import uses it."""
+    folder = storage_path("spool")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix="scores-") as spool:
+            yield np.memmap(spool, dtype=dtype, mode="w+", shape=shape)
+    finally:
+        try:
+            folder.rmdir()
+        except OSError:  # another import spools there
+            pass
 
 
 def _array_index(path: Path, array: str, values: np.ndarray, index_of: dict[str, int], what: str) -> np.ndarray:

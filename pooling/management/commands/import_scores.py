@@ -33,7 +33,8 @@ class Command(KgpoolCommand):
                                  "lines qid<TAB>entity<TAB>relation (the campaign's questions export) may also "
                                  "name questions beyond the sample")
         parser.add_argument("--k", type=bounded_int(1, INT32_MAX), default=None,
-                            help="Depth of the stored ranking (default, and at most: every candidate)")
+                            help="Depth of the stored ranking (default 1,000 or every candidate when fewer; at most "
+                                 "every candidate)")
         parser.add_argument("--description", default="", help="Free text kept with the system")
 
     def handle(self, *args: object, **options: object) -> None:
