@@ -245,7 +245,8 @@ def system_settings(config: CaseStudyConfig, architecture: str) -> dict[str, Any
 def _comparable(system_config: dict[str, Any]) -> dict[str, Any]:
     # what determines the trained model (not where it ran nor what the run recorded)
     return {k: v for k, v in system_config.items()
-            if k not in ("device", "num_threads", "epochs_run", "best_epoch", "train_seconds", "eval_batch_size")}
+            if k not in ("device", "num_threads", "epochs_run", "best_epoch", "train_seconds", "eval_batch_size",
+                         "test_triples_ranked")}
 
 
 def step_systems(config: CaseStudyConfig, kg: KnowledgeGraph, progress: ProgressFn = _no_progress,
