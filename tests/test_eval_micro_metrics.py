@@ -59,7 +59,7 @@ def test_by_category_and_side() -> None:
 
 
 def test_ranks_below_one_are_rejected() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="ranks must be >= 1"):
         micro.micro_metrics(np.array([0.0, 2.0]))
 
 
