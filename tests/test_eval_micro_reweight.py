@@ -66,3 +66,8 @@ def test_missing_relations_message_names_the_first_five() -> None:
     weights = np.ones(8)
     with pytest.raises(ValueError, match=r"relations \[1, 2, 3, 4, 5\] have weight"):
         micro.reweighted(np.array([1.0, 2.0]), np.array([0, 7]), weights)
+
+
+def test_no_ranking_at_all_is_missing_every_weighted_relation() -> None:
+    with pytest.raises(ValueError, match=r"relations \[0, 2\] have weight but no ranking"):
+        micro.reweighted(np.array([]), np.array([], dtype=np.int64), np.array([1.0, 0.0, 1.0]))
