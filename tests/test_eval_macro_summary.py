@@ -14,6 +14,7 @@ from evaluation.core.macro import (
     parse_measure,
 )
 from evaluation.core.trec import Qrels, Run, judged_ranking_from_trec
+from tests._raises_support import whole
 
 # q0: n then r (R = 1): AP 1/2, first relevant at rank 2
 # q1: judged all non-relevant (R = 0): AP 0, no relevant rank
@@ -66,6 +67,6 @@ def test_measure_names() -> None:
     assert {"map", "num_ret", "gm_map"} <= set(expand_measures(["all_trec"]))
     with pytest.raises(UnknownMeasureError):
         parse_measure("not_a_measure_10")
-    with pytest.raises(UnknownMeasureError, match="whole-run value"):
+    with pytest.raises(UnknownMeasureError, match=whole("'num_q' is a whole-run value, not a per-query measure")):
         evaluate(_judged(), ["num_q"])
     assert np.asarray(evaluate(_judged(), ["num_ret"])["num_ret"]).tolist() == [2.0, 2.0, 1.0]
