@@ -44,6 +44,7 @@ def test_relation_distribution_hand_case() -> None:
     # relations of 4 triples: 0, 0, 2, 3 out of 5 relations -> [1/2, 0, 1/4, 1/4, 0]
     assert micro.relation_distribution(np.array([0, 0, 2, 3]), 5).tolist() == [0.5, 0.0, 0.25, 0.25, 0.0]
     assert micro.relation_distribution(np.array([1, 1])).tolist() == [0.0, 1.0]
+    assert micro.relation_distribution(np.array([], dtype=np.int64)).shape == (0,)  # no triple, no relation
 
 
 def test_relation_with_zero_weight_and_no_ranking_is_ignored() -> None:
