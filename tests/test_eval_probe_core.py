@@ -27,6 +27,7 @@ from evaluation.core.probe import (
     probe_weights,
     rank_transform,
 )
+from tests._raises_support import whole
 
 ALPHAS = (1.0, 0.5, 0.0, -0.5, -1.0, 2.0, -3.0, 1e-9, -1e-9)
 
@@ -224,16 +225,16 @@ def test_scores_of_one_ranking_are_floats_and_of_several_systems_arrays() -> Non
 
 
 def test_invalid_input_messages() -> None:
-    with pytest.raises(ValueError, match="num_candidates must be >= 1"):
+    with pytest.raises(ValueError, match=whole("num_candidates must be >= 1")):
         rank_transform(np.array([1.0]), np.array([0]), 1.0)
-    with pytest.raises(ValueError, match="every rank must satisfy 1 <= rank <= num_candidates"):
+    with pytest.raises(ValueError, match=whole("every rank must satisfy 1 <= rank <= num_candidates")):
         rank_transform(np.array([3.0]), np.array([2]), 1.0)
-    with pytest.raises(ValueError, match="ids must be non-negative"):
+    with pytest.raises(ValueError, match=whole("ids must be non-negative")):
         TrainPopularity.from_triples(np.array([(0, 0, -1)]))
     for metric in (p_mrr, log_mrr):
-        with pytest.raises(ValueError, match="ranks must be >= 1"):
+        with pytest.raises(ValueError, match=whole("ranks must be >= 1")):
             metric(np.array([0.5]))
-    with pytest.raises(ValueError, match=r"needs ranks of shape \(systems, Q\)"):
+    with pytest.raises(ValueError, match=whole("normalisation across systems needs ranks of shape (systems, Q)")):
         probe_heatmap(QUERY_RANKS, QUERY_N, *_query_deltas())
 
 
