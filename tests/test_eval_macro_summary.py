@@ -21,7 +21,7 @@ from tests._raises_support import whole
 # q2: r at rank 1, r2 never retrieved (R = 2): AP (1/1) / 2 = 1/2, first relevant at rank 1
 QRELS = {"q0": {"r": 1, "n": 0}, "q1": {"x": 0}, "q2": {"r": 1, "r2": 1}}
 RUN = {"q0": {"n": 2.0, "r": 1.0}, "q1": {"x": 1.0, "y": 0.5}, "q2": {"r": 1.0}}
-MEASURES = ["num_ret", "num_rel", "map", "gm_map", "MR", "relstring"]
+MEASURES = ["relstring", "num_ret", "num_rel", "map", "gm_map", "MR"]  # a string measure first: skipped, not the end
 
 
 def _judged():
@@ -70,3 +70,10 @@ def test_measure_names() -> None:
     with pytest.raises(UnknownMeasureError, match=whole("'num_q' is a whole-run value, not a per-query measure")):
         evaluate(_judged(), ["num_q"])
     assert np.asarray(evaluate(_judged(), ["num_ret"])["num_ret"]).tolist() == [2.0, 2.0, 1.0]
+
+
+def test_collection_size_defaults_to_zero() -> None:
+    # utility.1,-1,-2,0.5 = rel_ret - nonrel_ret - 2 rel_not_ret + 0.5 (N - ret - rel_not_ret), trec_eval's -N 0:
+    # q0: 1 - 1 - 0 + 0.5 (0 - 2 - 0) = -1; q1: 0 - 2 - 0 + 0.5 (0 - 2 - 0) = -3; q2: 1 - 0 - 2 + 0.5 (0 - 1 - 1) = -2
+    values = evaluate(_judged(), ["utility_1,-1,-2,0.5"])["utility_1,-1,-2,0.5"]
+    assert values.tolist() == [-1.0, -3.0, -2.0]
