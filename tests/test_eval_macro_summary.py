@@ -77,3 +77,11 @@ def test_collection_size_defaults_to_zero() -> None:
     # q0: 1 - 1 - 0 + 0.5 (0 - 2 - 0) = -1; q1: 0 - 2 - 0 + 0.5 (0 - 2 - 0) = -3; q2: 1 - 0 - 2 + 0.5 (0 - 1 - 1) = -2
     values = evaluate(_judged(), ["utility_1,-1,-2,0.5"])["utility_1,-1,-2,0.5"]
     assert values.tolist() == [-1.0, -3.0, -2.0]
+
+
+def test_dcg_and_ideal_dcg_by_hand() -> None:
+    # gain = relevance, discount 1 / log2(rank + 1); the ideal sorts every judged gain descending
+    # q0: r at rank 2 -> 1 / log2 3, ideal 1; q1: nothing relevant; q2: r at rank 1 -> 1, ideal 1 + 1 / log2 3
+    values = evaluate(_judged(), ["dcg", "ideal_dcg"])
+    assert values["dcg"] == pytest.approx([1 / math.log2(3), 0.0, 1.0])
+    assert values["ideal_dcg"] == pytest.approx([1.0, 0.0, 1 + 1 / math.log2(3)])
