@@ -21,7 +21,7 @@ from tests._raises_support import whole
 # q2: r at rank 1, r2 never retrieved (R = 2): AP (1/1) / 2 = 1/2, first relevant at rank 1
 QRELS = {"q0": {"r": 1, "n": 0}, "q1": {"x": 0}, "q2": {"r": 1, "r2": 1}}
 RUN = {"q0": {"n": 2.0, "r": 1.0}, "q1": {"x": 1.0, "y": 0.5}, "q2": {"r": 1.0}}
-MEASURES = ["relstring", "num_ret", "num_rel", "map", "gm_map", "MR"]  # a string measure first: skipped, not the end
+MEASURES = ["relstring", "num_ret", "num_rel", "map", "gm_map", "gm_bpref", "MR"]  # a string measure first: skipped, not the end
 
 
 def _judged():
@@ -39,6 +39,8 @@ def test_summary_hand_case() -> None:
     # geometric mean of max(AP, 0.00001), trec_eval's floor
     assert summary["gm_map"] == pytest.approx((0.5 * 0.00001 * 0.5) ** (1 / 3))
     assert summary["MR"] == pytest.approx((2 + 1) / 2)  # only the queries with a relevant document
+    # bpref: q0 0 (its one non-relevant is above r), q1 0, q2 (1 - 0) / R = 1/2; geometric mean with the floor
+    assert summary["gm_bpref"] == pytest.approx((0.00001 * 0.00001 * 0.5) ** (1 / 3))
 
 
 def test_summary_only_with_relevant() -> None:
