@@ -46,6 +46,7 @@ TESTS: dict[str, list[str]] = {
     "evaluation/core/macro.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
                                  "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
                                  "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/rank_family.py": ["tests/test_eval_rank_family_hand.py", "tests/test_eval_rank_family_pykeen.py"],
     "evaluation/core/probe.py": ["tests/test_eval_probe_core.py", "tests/test_eval_probe_self_loops.py"],
     "annotation/lib/agreement.py": ["tests/test_annotation_agreement.py", "tests/test_annotation_agreement_ci.py"],
     "annotation/lib/rules.py": ["tests/test_annotation_rules.py"],
