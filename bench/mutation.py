@@ -2,6 +2,11 @@
 
     nice -n 19 .venv/bin/python bench/mutation.py evaluation/core/kendall.py [--tests tests/test_x.py ...]
     nice -n 19 .venv/bin/python bench/mutation.py --list        # the module -> test files mapping
+    nice -n 19 .venv/bin/python bench/mutation.py evaluation/core/trec.py --function parse_run --lines 300-340
+
+--lines / --function restrict a large module to some of its lines (1-based, inclusive; a function or method
+name covers its whole definition, decorators included): the other mutants are skipped (no test run, not in the
+score). The filter is a mutmut pre-mutation hook, bench/mutmut_hooks/mutmut_config.py.
 
 mutmut rewrites the module in place, one mutant at a time, and runs only the test files that cover that module
 (TESTS below, or --tests), never the whole suite; the first failing test kills the mutant (pytest -x). The
@@ -20,6 +25,8 @@ restores it at the end, and on Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import ast
+import os
 import shlex
 import sqlite3
 import subprocess
@@ -28,13 +35,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".mutmut-cache"
+HOOKS = Path(__file__).resolve().parent / "mutmut_hooks"
 
 # module -> the test files that exercise it (the ones that import it, minus slow end-to-end ones).
 TESTS: dict[str, list[str]] = {
     "evaluation/core/kendall.py": ["tests/test_eval_kendall_core.py"],
     "evaluation/core/micro.py": ["tests/test_eval_micro_metrics.py", "tests/test_eval_micro_reweight.py"],
+    # every measure of the table is checked against trec_eval (pytrec_eval's C code) or a brute force only by the
+    # trec_* files, which reach macro.evaluate through trec_eval(); without them 40-odd table entries go untested
     "evaluation/core/macro.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
-                                 "tests/test_eval_macro_pytrec.py"],
+                                 "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/rank_family.py": ["tests/test_eval_rank_family_hand.py", "tests/test_eval_rank_family_pykeen.py"],
     "evaluation/core/probe.py": ["tests/test_eval_probe_core.py", "tests/test_eval_probe_self_loops.py"],
     "annotation/lib/agreement.py": ["tests/test_annotation_agreement.py", "tests/test_annotation_agreement_ci.py"],
     "annotation/lib/rules.py": ["tests/test_annotation_rules.py"],
@@ -49,6 +61,24 @@ def pytest_command(test_files: list[str], django: bool) -> str:
     plugins = [] if django else ["-p", "no:django", "-p", "no:schemathesis"]
     args = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *plugins, *test_files]
     return shlex.join(args)
+
+
+def line_ranges(module: Path, lines: list[str], functions: list[str]) -> list[tuple[int, int]]:
+    """1-based inclusive ranges from "A-B" (or "A") strings and function / method names (every definition)."""
+    ranges = []
+    for text in lines:
+        first, _, last = text.partition("-")
+        ranges.append((int(first), int(last or first)))
+    if functions:
+        definitions = [node for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        for name in functions:
+            found = [node for node in definitions if node.name == name]
+            if not found:
+                raise ValueError(f"{module.name}: no function or class named {name!r}")
+            ranges += [(min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno)
+                       for node in found]
+    return ranges
 
 
 def counts_from_cache() -> dict[str, int]:
@@ -68,6 +98,10 @@ def main() -> int:
     parser.add_argument("module", nargs="?", help="path of the module to mutate, e.g. evaluation/core/kendall.py")
     parser.add_argument("--tests", nargs="+", help="test files to run per mutant (default: the mapping above)")
     parser.add_argument("--list", action="store_true", help="print the module -> test files mapping and stop")
+    parser.add_argument("--lines", nargs="+", default=[], metavar="A-B",
+                        help="mutate only these 1-based line ranges (inclusive)")
+    parser.add_argument("--function", nargs="+", default=[], metavar="NAME",
+                        help="mutate only these functions, methods or classes (with --lines: either)")
     options = parser.parse_args()
     if options.list or not options.module:
         for module, files in TESTS.items():
@@ -83,6 +117,10 @@ def main() -> int:
         if not (ROOT / test_file).is_file():
             parser.error(f"{test_file}: no such test file")
 
+    try:
+        ranges = line_ranges(ROOT / module, options.lines, options.function)
+    except ValueError as error:
+        parser.error(str(error))
     runner = pytest_command(test_files, django=module in NEEDS_DJANGO)
     baseline = subprocess.run(shlex.split(runner), cwd=ROOT, capture_output=True, text=True)
     if baseline.returncode != 0:
@@ -90,9 +128,14 @@ def main() -> int:
         print(f"the tests fail on the unmutated module; fix them first: {runner}", file=sys.stderr)
         return 1
     CACHE.unlink(missing_ok=True)
+    # the hook module is imported by mutmut (as mutmut_config) only when a line filter is asked for
+    env = dict(os.environ)
+    if ranges:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOKS), env.get("PYTHONPATH")]))
+        env["MUTATION_LINES"] = ",".join(f"{first}-{last}" for first, last in ranges)
     subprocess.run([str(Path(sys.executable).parent / "mutmut"), "run", "--paths-to-mutate", module,
                     "--runner", runner, "--tests-dir", "tests", "--no-progress", "--simple-output"],
-                   cwd=ROOT, stdout=subprocess.DEVNULL)
+                   cwd=ROOT, stdout=subprocess.DEVNULL, env=env)
     counts = counts_from_cache()
     killed, timeout = counts.get("ok_killed", 0), counts.get("bad_timeout", 0)
     survived, suspicious = counts.get("bad_survived", 0), counts.get("ok_suspicious", 0)
@@ -108,6 +151,8 @@ def main() -> int:
           f"untested {untested}")
     print(f"mutation score {score:.1%} = (killed + timeouts) / (killed + timeouts + survived) "
           f"with tests: {' '.join(test_files)}")
+    if ranges:
+        print(f"only lines {', '.join(f'{first}-{last}' for first, last in ranges)} mutated (the rest skipped)")
     return 0
 
 

@@ -3,6 +3,7 @@
 Expected values are computed by hand in the comments (or by a naive dict-counting reference)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 
@@ -26,6 +27,7 @@ from evaluation.core.probe import (
     probe_weights,
     rank_transform,
 )
+from tests._raises_support import whole
 
 ALPHAS = (1.0, 0.5, 0.0, -0.5, -1.0, 2.0, -3.0, 1e-9, -1e-9)
 
@@ -198,3 +200,83 @@ def test_p_mrr_and_log_mrr_hand_values() -> None:
     per_system = np.array([[1.0, 2.0], [4.0, 4.0]])
     assert p_mrr(per_system, 1.0) == pytest.approx([0.75, 0.25])
     assert P_MRR_GRID == pytest.approx([1 / 4, 1 / 3, 1 / 2, 2 / 3, 3 / 4, 1])
+
+
+def test_grids_are_the_spec_grids() -> None:
+    # SPEC 5.4: alpha in {1, 0.5, 0, -0.5, -1} at beta = 0, beta in {0, 0.2, 0.4, 0.6, 0.8} at alpha = 1
+    assert ALPHA_GRID == (1.0, 0.5, 0.0, -0.5, -1.0)
+    assert BETA_GRID == (0.0, 0.2, 0.4, 0.6, 0.8)
+
+
+def test_defaults_are_alpha_one_beta_zero_and_p_one() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    # alpha = 1, beta = 0: mean of f* = [1, 0, 0.25] (hand values above)
+    score = probe_score(QUERY_RANKS, QUERY_N, entity_delta, relation_delta)
+    assert type(score) is float and score == pytest.approx(1.25 / 3)
+    assert p_mrr(np.array([1.0, 4.0])) == pytest.approx((1 + 0.25) / 2)  # p = 1: MRR
+
+
+def test_scores_of_one_ranking_are_floats_and_of_several_systems_arrays() -> None:
+    ranks = np.array([[1.0, 3.0], [3.0, 3.0]])
+    assert type(p_mrr(ranks[0])) is float and type(log_mrr(ranks[0])) is float
+    assert log_mrr(ranks) == pytest.approx([(1 + 0.5) / 2, 0.5])  # ln 2 / ln 4 = 1/2
+    per_system = probe_score(ranks, np.array([3, 3]), np.zeros(2), np.zeros(2))
+    assert isinstance(per_system, np.ndarray) and per_system == pytest.approx([0.5, 0.0])
+
+
+def test_invalid_input_messages() -> None:
+    with pytest.raises(ValueError, match=whole("num_candidates must be >= 1")):
+        rank_transform(np.array([1.0]), np.array([0]), 1.0)
+    with pytest.raises(ValueError, match=whole("every rank must satisfy 1 <= rank <= num_candidates")):
+        rank_transform(np.array([3.0]), np.array([2]), 1.0)
+    with pytest.raises(ValueError, match=whole("ids must be non-negative")):
+        TrainPopularity.from_triples(np.array([(0, 0, -1)]))
+    for metric in (p_mrr, log_mrr):
+        with pytest.raises(ValueError, match=whole("ranks must be >= 1")):
+            metric(np.array([0.5]))
+    with pytest.raises(ValueError, match=whole("normalisation across systems needs ranks of shape (systems, Q)")):
+        probe_heatmap(QUERY_RANKS, QUERY_N, *_query_deltas())
+
+
+def test_train_popularity_fields() -> None:
+    popularity = TrainPopularity.from_triples(TRAIN)
+    # d(a) of the hand case above; the relations are 0 and 1
+    assert popularity.entity_degree.tolist() == [3, 2, 3, 2]
+    assert popularity.num_relations == 2 and popularity.num_train_triples == 5
+    sized = TrainPopularity.from_triples(TRAIN, num_entities=6, num_relations=4)
+    assert sized.entity_degree.tolist() == [3, 2, 3, 2, 0, 0] and sized.num_relations == 4
+    with pytest.raises(dataclasses.FrozenInstanceError):  # shared by every system's score: read-only
+        popularity.num_relations = 3  # type: ignore[misc]
+
+
+def test_relation_id_just_past_the_range_is_unseen() -> None:
+    # relation 2 = num_relations for entity 0: never seen, even though the key 0 * 2 + 2 is entity 1's (1, 0)
+    popularity = TrainPopularity.from_triples(TRAIN)
+    assert popularity.relation_given_entity(np.array([0, 1]), np.array([2, 0])).tolist() == [0.0, 1.0]
+
+
+def test_empty_and_single_triple_train() -> None:
+    empty = TrainPopularity.from_triples(np.zeros((0, 3), dtype=np.int64))
+    assert empty.entity_degree.shape == (0,) and empty.num_relations == 0
+    sized = TrainPopularity.from_triples(np.zeros((0, 3), dtype=np.int64), num_entities=3, num_relations=2)
+    assert sized.query_deltas(np.array([0, 2]), np.array([1, 0])) == (pytest.approx([0, 0]), pytest.approx([0, 0]))
+    # one triple (0, 1, 2): entities 0 and 2 each fill one of the 2 slots, delta = 1/2; delta(1|0) = 1
+    single = TrainPopularity.from_triples(np.array([(0, 1, 2)]))
+    assert single.entity_delta(np.array([0, 1, 2])).tolist() == [0.5, 0.0, 0.5]
+    assert single.relation_given_entity(np.array([0, 2, 0]), np.array([1, 1, 0])).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_all_zero_popularity_sets_eps_to_one() -> None:
+    # eps = 1 by convention: (1 + 0)^-beta * (1 + 0)^-beta = 1
+    assert probe_weights(np.zeros(3), np.zeros(3), 0.6) == pytest.approx(np.ones(3))
+
+
+def test_heatmap_with_more_systems_than_queries_and_default_axis() -> None:
+    entity_delta, relation_delta = _query_deltas()
+    ranks = np.stack([QUERY_RANKS, [2.0, 1.0, 1.0], [5.0, 3.5, 3.0], [1.0, 1.0, 1.0]])  # 4 systems x 3 queries
+    heat = probe_heatmap(ranks, QUERY_N, entity_delta, relation_delta, (1.0,), (1.0,), normalise=False)
+    expected = [probe_score(r, QUERY_N, entity_delta, relation_delta, 1.0, 1.0) for r in ranks]
+    assert heat.shape == (1, 1, 4) and heat[0, 0] == pytest.approx(expected)
+    # the default axis is the last one (the systems), also for 3-d input
+    cube = np.array([[[0.0, 2.0], [1.0, 1.0]], [[4.0, 5.0], [3.0, 9.0]]])
+    assert minmax_normalise(cube) == pytest.approx(np.array([[[0, 1], [0, 0]], [[0, 1], [0, 1]]]))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from evaluation.core import micro
 from evaluation.core.rank_family import added_names, family_names, per_ranking_weights, rank_family
+from tests._raises_support import whole
 
 # Three rankings: ranks (1, 2, 5) among N = (10, 4, 5) candidates.
 RANKS, CANDIDATES = np.array([1.0, 2.0, 5.0]), np.array([10, 4, 5])
@@ -120,20 +122,65 @@ def test_added_names_are_the_family_beyond_micro() -> None:
 
 
 @pytest.mark.parametrize(("ranks", "candidates", "message"), [
-    ([0.5], [3], "1 <= rank"), ([4.0], [3], "1 <= rank"), ([np.nan], [3], "1 <= rank"),
-    ([1.0], [0], "integers >= 1"), ([1.0], [2.5], "integers >= 1"), ([1.0, 2.0], [3], "same length"),
+    ([0.5], [3], "every rank must satisfy 1 <= rank <= num_candidates"),
+    ([4.0], [3], "every rank must satisfy 1 <= rank <= num_candidates"),
+    ([np.nan], [3], "every rank must satisfy 1 <= rank <= num_candidates"),
+    ([1.0], [0], "num_candidates must be integers >= 1"), ([1.0], [2.5], "num_candidates must be integers >= 1"),
+    ([1.0, 2.0], [3], "ranks and num_candidates must have the same length"),
 ])
 def test_bad_inputs_are_rejected(ranks, candidates, message) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=whole(message)):
         rank_family(np.array(ranks), np.array(candidates))
 
 
 def test_bad_weights_and_hits_are_rejected() -> None:
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=whole("weights must be finite, non-negative, with a positive sum")):
         rank_family(RANKS, CANDIDATES, weights=np.array([1.0, -1.0, 1.0]))
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=whole("weights must be finite, non-negative, with a positive sum")):
         rank_family(RANKS, CANDIDATES, weights=np.zeros(3))
-    with pytest.raises(ValueError, match="one value per ranking"):
+    with pytest.raises(ValueError, match=whole("weights must have one value per ranking")):
         rank_family(RANKS, CANDIDATES, weights=np.ones(2))
-    with pytest.raises(ValueError, match="hits"):
-        rank_family(RANKS, CANDIDATES, hits=(0,))
+    for hits in ((0,), (2.5,)):
+        with pytest.raises(ValueError, match=whole("hits cut-offs must be integers >= 1")):
+            rank_family(RANKS, CANDIDATES, hits=hits)
+
+
+def test_weighted_median_on_exactly_half_is_the_mean_of_the_two() -> None:
+    # weights 1/4, 1/4, 1/2 on ranks 1, 2, 3: the cumulative weight is exactly 1/2 at rank 2 -> (2 + 3) / 2;
+    # |r - 2.5| = 1.5, 0.5, 0.5 with weights 1/4, 1/4, 1/2: cumulative 1/4 + 1/2 = 3/4 passes 1/2 at 0.5
+    values = rank_family(np.array([1.0, 2.0, 3.0]), np.array([5, 5, 5]), weights=np.array([1.0, 1.0, 2.0]))
+    assert values["MedR"] == 2.5
+    assert values["RankMAD"] == pytest.approx(0.5 / 0.6744897501960817)
+    # equal weights on 1, 2, 3, 4: exactly 1/2 at 2 -> (2 + 3) / 2, the unweighted (numpy) median too
+    equal = rank_family(np.array([4.0, 1.0, 3.0, 2.0]), np.full(4, 10), weights=np.ones(4))
+    assert equal["MedR"] == 2.5 == rank_family(np.array([4.0, 1.0, 3.0, 2.0]), np.full(4, 10))["MedR"]
+    # weights 1/8, 1/8, 1/4, 1/2 on 1, 2, 3, 4: cumulative 1/8, 1/4, 1/2 -> exactly half at 3 -> (3 + 4) / 2
+    assert rank_family(np.array([1.0, 2.0, 3.0, 4.0]), np.full(4, 10),
+                       weights=np.array([1.0, 1.0, 2.0, 4.0]))["MedR"] == 3.5
+
+
+def test_per_ranking_weights_hand_case_and_checks() -> None:
+    # relation weights 1/2, 1/4, 0 (normalised: 2/3, 1/3, 0); relation 0 has 2 rankings, 1 and 2 one each:
+    # each ranking of relation 0 gets 2/3 / 2, relation 1's gets 1/3, relation 2's (weight 0) gets 0
+    weights = per_ranking_weights(np.array([0, 0, 1, 2]), np.array([0.5, 0.25, 0.0]))
+    assert weights == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0.0])
+    bad_weights = whole("weights must be finite, non-negative, with a positive sum")
+    for relation_weights in ([1.0, -0.5], [0.0, 0.0], [1.0, np.inf], [np.nan, 1.0]):
+        with pytest.raises(ValueError, match=bad_weights):
+            per_ranking_weights(np.array([0, 1]), np.array(relation_weights))
+    for relation in ([0, 2], [-1, 1]):  # 2 = len(weights): no weight; -1: no relation
+        with pytest.raises(ValueError, match=whole("a ranking has a relation id without a weight")):
+            per_ranking_weights(np.array(relation), np.array([1.0, 1.0]))
+    with pytest.raises(ValueError, match=whole("relations [1, 2, 3, 4, 5] have weight but no ranking")):
+        per_ranking_weights(np.array([0, 0]), np.ones(8))  # the message names the first five
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a weight-0 relation without ranking is fine, and not divided by 0
+        assert per_ranking_weights(np.array([0, 0]), np.array([1.0, 0.0])).tolist() == [0.5, 0.5]
+
+
+def test_one_ranking_in_the_middle_is_exactly_random() -> None:
+    # rank 2 of N = 3: E[r] = 2, so every rank index is 0; GMR = 2 = E[r^1] too (one ranking, weight 1)
+    values = rank_family(np.array([2.0]), np.array([3]))
+    assert values["MR"] == values["GMR"] == values["MedR"] == 2.0 and values["AMR"] == 1.0
+    assert values["AMRI"] == pytest.approx(0.0, abs=1e-15) and values["AGMRI"] == pytest.approx(0.0, abs=1e-15)
+    assert values["zMR"] == pytest.approx(0.0, abs=1e-15) and values["zGMR"] == pytest.approx(0.0, abs=1e-12)

@@ -181,9 +181,11 @@ def reweighted(
     weights = np.asarray(weights, dtype=np.float64)
     if np.any(weights < 0) or weights.sum() <= 0:
         raise ValueError("weights must be non-negative with a positive sum")
-    means, counts = grouped_metrics(ranks, relation, len(weights), hits)
-    if len(counts) > len(weights):
+    relation = np.asarray(relation, dtype=np.int64)
+    # checked before grouping: bincount would grow past len(weights) and the division fail on the shapes
+    if len(relation) and relation.max() >= len(weights):
         raise ValueError("a ranking has a relation id without a weight")
+    means, counts = grouped_metrics(ranks, relation, len(weights), hits)
     missing = (weights > 0) & (counts == 0)
     if missing.any():
         raise ValueError(f"relations {np.flatnonzero(missing)[:5].tolist()} have weight but no ranking")

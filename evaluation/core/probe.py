@@ -108,10 +108,9 @@ class TrainPopularity:
         # Every head and every tail slot is one occurrence: (a, r, a) contains a twice (the authors' counting).
         entity_occurrences = np.concatenate([heads, tails])
         relation_occurrences = np.concatenate([relations, relations])
-        max_entity = int(entity_occurrences.max()) + 1 if entity_occurrences.size else 0
-        n_entities = max(num_entities or 0, max_entity)
-        n_relations = max(num_relations or 0, int(relations.max()) + 1 if relations.size else 1)
-        degree = np.bincount(entity_occurrences, minlength=n_entities)
+        # bincount's length is already max(largest id + 1, minlength); no triple and no size given: 0 relations
+        n_relations = max(num_relations or 0, int(relations.max()) + 1 if relations.size else 0)
+        degree = np.bincount(entity_occurrences, minlength=num_entities or 0)
         keys, counts = np.unique(entity_occurrences * n_relations + relation_occurrences, return_counts=True)
         return cls(degree, keys, counts, n_relations, len(triples))
 
