@@ -354,3 +354,23 @@ def test_import_pool_counts_a_system_listed_twice_once(kg):
                                name="twice", sample_name="twice")
     assert counts["hits"] == PoolHit.objects.filter(entry__pool=pool).count() == 2
     assert list(pool.systems.values_list("name", flat=True)) == ["sys-a"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("line", [b"\x00\n", b"e\x000\tlikes\te1\tY\n", b"e0\tlikes\te1\x00\tN\n"])
+def test_a_nul_byte_in_a_judgments_file_is_a_file_error_not_a_database_error(campaign, line):
+    """Found by the fuzzer on PostgreSQL once label imports looked up only the keys a file names (issue 18): the
+    NUL byte reached the database's IN list, which PostgreSQL refuses."""
+    from annotation.models import Item
+    from annotation.services.errors import AnnotationError
+    from annotation.services.imports import import_judgments
+
+    path = _write(line, "labels.tsv")
+    before = list(Item.objects.filter(campaign=campaign).values_list("pk", "status", "label"))
+    try:
+        report = import_judgments(campaign, path, strict=True)
+    except AnnotationError as error:
+        _assert_names_file(str(error), path)
+    else:
+        assert report.labelled == 0
+    assert list(Item.objects.filter(campaign=campaign).values_list("pk", "status", "label")) == before

@@ -9,7 +9,8 @@ from django.db import transaction
 from annotation.models import Campaign, Item, Label
 from annotation.services.errors import AnnotationError
 from pooling.engine import userfiles
-from pooling.models import Entity, Relation, SampleTriple
+from pooling.models import Relation, SampleTriple
+from pooling.selectors.pools import entity_pks_of_keys
 
 BATCH = 2000
 # Items whose label may be replaced by an imported one: not (yet) decided by people in this campaign.
@@ -84,9 +85,5 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
 
 def _entity_pks(kg_id: int, lines: list[str]) -> dict[str, int]:
     """key -> pk of the entities the lines name (not every entity of a KG of millions)."""
-    keys = {field.strip() for raw in lines for field in (raw.split("\t") if "\t" in raw else raw.split())[0:3:2]}
-    ordered = sorted(keys)
-    found: dict[str, int] = {}
-    for start in range(0, len(ordered), BATCH):
-        found.update(Entity.objects.filter(kg_id=kg_id, key__in=ordered[start:start + BATCH]).values_list("key", "pk"))
-    return found
+    return entity_pks_of_keys(kg_id, {field.strip() for raw in lines
+                                      for field in (raw.split("\t") if "\t" in raw else raw.split())[0:3:2]})

@@ -83,12 +83,23 @@ def _batched(values) -> list[list]:
     return [values[start:start + IN_BATCH] for start in range(0, len(values), IN_BATCH)]
 
 
+def _entities_of_keys(kg_id: int, keys, column: str) -> dict[str, int]:
+    # A key with a NUL byte names no entity (PostgreSQL text cannot hold one, and would refuse the query): it is
+    # left out like any unknown key, so a user's file gets its file:line error, not a database error.
+    found: dict[str, int] = {}
+    for batch in _batched(key for key in keys if "\x00" not in key):
+        found.update(Entity.objects.filter(kg_id=kg_id, key__in=batch).values_list("key", column))
+    return found
+
+
 def entity_indices_of_keys(kg: KnowledgeGraph, keys) -> dict[str, int]:
     """key -> index of the entities of ``kg`` among ``keys`` (unknown keys are left out)."""
-    found: dict[str, int] = {}
-    for batch in _batched(keys):
-        found.update(Entity.objects.filter(kg=kg, key__in=batch).values_list("key", "index"))
-    return found
+    return _entities_of_keys(kg.pk, keys, "index")
+
+
+def entity_pks_of_keys(kg_id: int, keys) -> dict[str, int]:
+    """key -> pk of the entities of KG ``kg_id`` among ``keys`` (unknown keys are left out)."""
+    return _entities_of_keys(kg_id, keys, "pk")
 
 
 def entity_keys_of_indices(kg: KnowledgeGraph, indices) -> dict[int, str]:
