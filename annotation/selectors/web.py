@@ -14,16 +14,16 @@ from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import connections, router
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
-from annotation.selectors._compiled import compiled, queryset_sql
+from annotation.selectors._compiled import compiled
 from annotation.selectors.campaigns import campaign_progress, user_roles
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.templates import item_question, safe_question, template_text
-from pooling.models import Entity, Pool, PoolHit, Question, SampleTriple
+from pooling.models import Entity, Pool, PoolHit, Question, Relation, SampleTriple
 
 # Labels no person gave in this campaign: the trivial rules' negatives, imported and reused labels.
 AUTOMATIC_ORIGINS = (Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED)
@@ -157,18 +157,40 @@ def origin_triples_joined(item: Item, limit: int = 10) -> list[OriginTriple]:
 
 def _origins_sql(campaign_id: int, relation_id: int, head_id: int, tail_id: int, entry_id: int | None = None, *,
                  limit: int) -> tuple[str, list]:
-    sample = Pool.objects.filter(campaigns=campaign_id).values("sample_id")
-    answers = Q(questions__sample_id__in=sample, questions__relation_id=relation_id) & (
-        Q(questions__side=Question.Side.TAIL, questions__anchor_id=head_id)
-        | Q(questions__side=Question.Side.HEAD, questions__anchor_id=tail_id))
-    hit = Q(pk__in=[]) if entry_id is None else Q(questions__in=PoolHit.objects.filter(
-        entry_id=entry_id).values("question_id"))
-    return queryset_sql(
-        SampleTriple.objects.filter(hit | answers)
-        .annotate(is_hit=ExpressionWrapper(hit, output_field=BooleanField()))
-        .order_by("-is_hit", "questions__side", "questions__position", "questions__pk", "position")
-        .values_list("is_hit", *(f"questions__{c}" for c in _QUESTION_COLUMNS), *_TRIPLE_COLUMNS)[:limit]
+    """The first ``limit`` (question, sampled triple) pairs by id, then their names by primary key: the hit
+    questions and the questions the triple answers as two index look-ups (UNION ALL; a question in both comes
+    twice, and the caller keeps only hits when there is one). One condition OR-ing the two made PostgreSQL
+    hash whole tables (12 ms a request on FB15k-237, the entity table three times)."""
+    question, entity, relation = Question._meta.db_table, Entity._meta.db_table, Relation._meta.db_table
+    triple = SampleTriple._meta.db_table
+    link = Question._meta.get_field("triples")
+    through = link.remote_field.through._meta.db_table
+    to_question, to_triple = link.m2m_column_name(), link.m2m_reverse_name()
+    pairs = (f"SELECT {{hit}} AS is_hit, q.id AS question_id, q.side, q.position AS question_position, "
+             f"st.id AS triple_id, st.position AS triple_position FROM {question} q "
+             f"JOIN {through} qt ON qt.{to_question} = q.id JOIN {triple} st ON st.id = qt.{to_triple} WHERE ")
+    campaign_sample = (f"SELECT p.sample_id FROM {Pool._meta.db_table} p "
+                       f"JOIN {Campaign._meta.db_table} c ON c.pool_id = p.id WHERE c.id = %s")
+    answers = (pairs.format(hit="FALSE") + f"q.sample_id IN ({campaign_sample}) AND q.relation_id = %s "
+               f"AND ((q.side = %s AND q.anchor_id = %s) OR (q.side = %s AND q.anchor_id = %s))")
+    params: list = [campaign_id, relation_id, Question.Side.TAIL, head_id, Question.Side.HEAD, tail_id]
+    branches = [answers]
+    if entry_id is not None:
+        hits = f"SELECT question_id FROM {PoolHit._meta.db_table} WHERE entry_id = %s"
+        branches.insert(0, pairs.format(hit="TRUE") + f"q.id IN ({hits})")
+        params.insert(0, entry_id)
+    order = ["is_hit DESC", "side", "question_position", "question_id", "triple_position"]
+    first = (f"SELECT * FROM ({' UNION ALL '.join(branches)}) pairs "
+             f"ORDER BY {', '.join(order)} LIMIT {int(limit)}")
+    sql = (
+        f"SELECT o.is_hit, q.id, q.side, q.qid, a.name, a.key, qr.text, qr.key, "
+        f"h.name, h.key, r.text, r.key, t.name, t.key FROM ({first}) o "
+        f"JOIN {question} q ON q.id = o.question_id JOIN {entity} a ON a.id = q.anchor_id "
+        f"JOIN {relation} qr ON qr.id = q.relation_id JOIN {triple} st ON st.id = o.triple_id "
+        f"JOIN {entity} h ON h.id = st.head_id JOIN {relation} r ON r.id = st.relation_id "
+        f"JOIN {entity} t ON t.id = st.tail_id ORDER BY {', '.join(f'o.{column}' for column in order)}"
     )
+    return sql, params
 
 
 def _origin_rows(questions: list[tuple], triples_of: dict[int, list[tuple]], limit: int) -> list[OriginTriple]:
