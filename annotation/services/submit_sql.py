@@ -127,18 +127,21 @@ def _locked_item_sql(by_request_id: bool, by_token: bool) -> str:
     token_columns, token_joins = token_user_sql("a.user_id") if by_token else ("", "")
     user = "a.user_id" if by_token else "%s"  # the token's join makes the hand-out's user the caller
     item, judgment = Item._meta.db_table, Judgment._meta.db_table
-    read = f"(j.item_id = i.id AND j.user_id = {user}) OR (NOT gi.is_gold AND j.item_id = i.id)"
-    if by_request_id:
-        read += f" OR (j.user_id = {user} AND j.request_id = %s)"
-    read = f"j.withdrawn_at IS NULL AND ({read})"  # undone answers no longer count (Judgment.objects)
     judged = ", ".join(f"'{c}', j.{c}" for c in _READ)
+    # Undone answers no longer count (Judgment.objects). The item's judgments and the user's judgment with the
+    # request id are two index look-ups joined by UNION (which also drops a judgment both find): OR-ed in one
+    # condition, PostgreSQL walked every judgment of the user (5 ms and growing at 15,000 judgments).
+    read = (f"SELECT jsonb_build_object({judged})::text FROM {judgment} j JOIN {item} gi ON gi.id = j.item_id "
+            f"WHERE j.withdrawn_at IS NULL AND j.item_id = i.id AND (j.user_id = {user} OR NOT gi.is_gold)")
+    if by_request_id:  # request_id <> '': the condition of the (user, request_id) index, so it is used
+        read += (f" UNION SELECT jsonb_build_object({judged})::text FROM {judgment} j WHERE j.withdrawn_at IS NULL "
+                 f"AND j.user_id = {user} AND j.request_id = %s AND NOT (j.request_id = '')")
     return (
         f"SELECT {loaded}, {token_columns + ', ' if by_token else ''}a.user_id, "
         f"EXISTS (SELECT 1 FROM {Membership._meta.db_table} m WHERE m.campaign_id = i.campaign_id "
         f"AND m.user_id = {user} AND m.role = %s), "
         f"a.state, a.handed_out_at, a.expires_at, "
-        f"ARRAY(SELECT jsonb_build_object({judged})::text FROM {judgment} j JOIN {item} gi ON gi.id = j.item_id "
-        f"WHERE {read}), "
+        f"ARRAY({read}), "
         f"i.xmin::text, (SELECT xmin::text FROM {item} AS snapshot WHERE snapshot.id = i.id) "
         f"FROM {item} i JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id "
         f"JOIN {Assignment._meta.db_table} a ON a.item_id = i.id {token_joins} "
