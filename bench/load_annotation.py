@@ -275,6 +275,9 @@ def parse(argv=None):
                         help="--published: replay only the pool entries of the first sampled triples' questions, "
                              "about this many (default: the whole pool)")
     parser.add_argument("--progress", type=float, default=10.0, help="--published: seconds between progress lines")
+    parser.add_argument("--separate-next", action="store_true",
+                        help="--published: a next-item request per item (default: each submit asks for the next "
+                             "hand-out in its answer, one round trip per item)")
     parser.add_argument("--analyze-every", type=float, default=30.0,
                         help="--published, where the server's autovacuum is off: seconds between ANALYZEs of the "
                              "judging tables (what autovacuum would do; 0: never)")

@@ -180,18 +180,29 @@ async def _report_progress(progress: Progress, label: str, every: float, out) ->
             f"in {elapsed:.0f} s, {rate:.1f}/s, about {left:.0f} s left")
 
 
+@dataclass
+class Carried:
+    """A hand-out that came with the answer to the previous one (a submit with ``"next": true``)."""
+
+    body: dict | None = None
+
+
 async def _replay_hand_outs(client, replay: Replay, stats: Stats, token: str, endpoint: str, url: str,
-                            max_requests: int, idle_tries: int):
+                            max_requests: int, idle_tries: int, carried: Carried | None = None):
     """Ask ``url`` for work and yield (hand-out, triple) until the campaign has nothing left for this person
     (asked ``idle_tries`` times: nothing can also mean that the rest is locked by another request at this
-    moment) or ``max_requests`` are spent; the caller answers each hand-out with exactly one request."""
+    moment) or ``max_requests`` are spent; the caller answers each hand-out with exactly one request. A hand-out
+    the caller leaves in ``carried`` (its answer's ``next``) is taken without asking."""
     idle = made = 0
     while made < max_requests and len(stats.errors) < MAX_ERRORS:
-        made += 1
-        handed = await timed_post(client, stats, token, endpoint, url)
-        if handed is None or handed.status_code != 200:
-            continue
-        body = handed.json()
+        if carried is not None and carried.body is not None:
+            body, carried.body = carried.body, None
+        else:
+            made += 1
+            handed = await timed_post(client, stats, token, endpoint, url)
+            if handed is None or handed.status_code != 200:
+                continue
+            body = handed.json()
         if body["item"] is None:
             idle += 1
             if idle >= idle_tries:
@@ -208,20 +219,25 @@ async def _replay_hand_outs(client, replay: Replay, stats: Stats, token: str, en
 
 
 async def replay_annotator(client, base: str, replay: Replay, username: str, stats: Stats, progress: Progress,
-                           rng: random.Random, max_requests: int, idle_tries: int = 5) -> None:
+                           rng: random.Random, max_requests: int, idle_tries: int = 5,
+                           separate_next: bool = False) -> None:
     """next-item -> submit the answer from judgments.tsv (flipped where ``replay.answer`` says) until the
-    campaign has nothing left for this annotator."""
+    campaign has nothing left for this annotator. Each submit asks for the next hand-out in its answer (one round
+    trip per item, as the judging page saves), unless ``separate_next`` (a next-item request per item)."""
     token = replay.tokens[username]
     api = f"{base}/api/campaigns/{replay.name}"
+    carried = None if separate_next else Carried()
     async for body, triple in _replay_hand_outs(client, replay, stats, token, "next-item", f"{api}/next-item/",
-                                                max_requests, idle_tries):
+                                                max_requests, idle_tries, carried):
         answer = replay.answer(username, triple)
         response = await timed_post(
             client, stats, token, "submit", f"{api}/hand-outs/{body['hand_out']}/judgment/",
             json={"answer": answer, "source_url": rng.choice(REPLAY_SOURCES).format(n=rng.randrange(10**6)),
-                  "request_id": body["request_id"]})
+                  "request_id": body["request_id"], "next": carried is not None})
         if response is not None and response.status_code in (200, 201):
             stats.accepted[(token, "hand_out", body["hand_out"])] = answer
+            if carried is not None:
+                carried.body = response.json()["next"]
             if response.status_code == 201:
                 stats.accepted_count += 1
                 progress.done += 1
@@ -247,7 +263,7 @@ async def replay_adjudicator(client, base: str, replay: Replay, stats: Stats, pr
 
 
 async def run_annotators(base: str, replay: Replay, total: int, *, seed: int, serial: bool = False,
-                         progress_every: float = 5.0, out=print) -> tuple[Stats, float]:
+                         separate_next: bool = False, progress_every: float = 5.0, out=print) -> tuple[Stats, float]:
     """Both annotators at once (``serial``: one request at a time over one connection, still interleaved; for a
     server that cannot take concurrent requests, such as the test server on in-memory SQLite)."""
     import httpx
@@ -260,7 +276,7 @@ async def run_annotators(base: str, replay: Replay, total: int, *, seed: int, se
         start = time.monotonic()
         try:
             await asyncio.gather(*(replay_annotator(client, base, replay, username, stats, progress,
-                                                    random.Random(seed * 1000 + i), cap)
+                                                    random.Random(seed * 1000 + i), cap, separate_next=separate_next)
                                    for i, username in enumerate(ANNOTATORS)))
         finally:
             reporter.cancel()
@@ -384,7 +400,7 @@ class ReplayResult:
 
 
 def run_published(base: str, replay: Replay, *, seed: int = 0, serial: bool = False, progress_every: float = 5.0,
-                  adjudicate: bool = True, out=print) -> ReplayResult:
+                  adjudicate: bool = True, separate_next: bool = False, out=print) -> ReplayResult:
     """The HTTP part against a running server at ``base``, then the export and the checks (in-process ORM
     calls happen only between the phases, never while requests are in flight). Called again it goes on where
     it stopped (e.g. the adjudication after a call with ``adjudicate=False``)."""
@@ -401,7 +417,8 @@ def run_published(base: str, replay: Replay, *, seed: int = 0, serial: bool = Fa
         if stats.requests:
             out(f"  {left} item(s) still unjudged: another pass")
         more, seconds = asyncio.run(run_annotators(base, replay, total - stats.accepted_count, seed=seed + attempt,
-                                                   serial=serial, progress_every=progress_every, out=out))
+                                                   serial=serial, separate_next=separate_next,
+                                                   progress_every=progress_every, out=out))
         _merge(stats, more)
         replay.judge_elapsed += seconds
     elapsed = max(replay.judge_elapsed, 1e-9)
@@ -522,7 +539,7 @@ def main_published(args) -> int:
         t1 = time.monotonic()
         try:
             result = run_published(server.url, replay, seed=args.seed, progress_every=args.progress,
-                                   out=lambda line: print(line, flush=True))
+                                   separate_next=args.separate_next, out=lambda line: print(line, flush=True))
         finally:
             analyzer.stop()
         print(f"wall time: {time.monotonic() - t1:.1f} s for the replay (HTTP, export, checks), "

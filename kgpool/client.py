@@ -304,9 +304,11 @@ class Client:
         return self.post(f"campaigns/{name}/next-item/")
 
     def judge(self, name: str, hand_out: int, answer: str, source_url: str = "", *, quote: str = "",
-              request_id: str = "") -> dict[str, Any]:
-        return self.post(f"campaigns/{name}/hand-outs/{hand_out}/judgment/",
-                         {"answer": answer, "source_url": source_url, "quote": quote, "request_id": request_id})
+              request_id: str = "", next: bool = False) -> dict[str, Any]:
+        """Answer ``hand_out``; with ``next`` the answer also carries my next hand-out (``["next"]``, what
+        :meth:`next_item` would give): one request per item."""
+        body = {"answer": answer, "source_url": source_url, "quote": quote, "request_id": request_id}
+        return self.post(f"campaigns/{name}/hand-outs/{hand_out}/judgment/", {**body, **({"next": True} if next else {})})
 
     def skip(self, name: str, hand_out: int) -> dict[str, Any]:
         return self.post(f"campaigns/{name}/hand-outs/{hand_out}/skip/")

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from annotation.models import Campaign
 from annotation.services.campaigns import add_member, create_campaign
@@ -46,3 +48,11 @@ def member(campaign: Campaign, username: str, *roles: str, staff: bool = False):
     for role in roles:
         add_member(campaign, user, role)
     return user
+
+
+@pytest.fixture
+def root_client() -> Client:
+    """A test client logged in as a superuser (the admin pages)."""
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw-root-123"))
+    return client

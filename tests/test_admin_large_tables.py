@@ -3,27 +3,17 @@ entities (issue 18: 5M entities): no <select> over a table, the same queries wit
 database, a count capped at ``kgpool.admin_paging.CAP``, and a search by exact key or name through indexes."""
 from __future__ import annotations
 
-import re
-
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Campaign, Item
 from annotation.services.campaigns import create_campaign
 from pooling.models import Entity, PoolEntry, Question
 from tests._annotation_support import tiny_pool
+from tests._annotation_web_support import root_client  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def root_client():
-    client = Client()
-    client.force_login(get_user_model().objects.create_superuser("root", password="pw-root-123"))
-    return client
 
 
 def chain_campaign(folder, entities: int, name: str) -> Campaign:

@@ -6,22 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Item
 from tests._annotation_support import star_campaign
+from tests._annotation_web_support import root_client  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def root_client():
-    client = Client()
-    client.force_login(get_user_model().objects.create_superuser("root", password="pw-root-123"))
-    return client
 
 
 def queries(client, url: str) -> tuple[int, str]:

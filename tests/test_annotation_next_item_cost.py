@@ -151,3 +151,32 @@ def test_submit_request_costs_a_fixed_number_of_queries(tmp_path, settings, path
     # judgment insert, its history row (LabelVersion, issue 13), assignment and item updates, savepoint/commit,
     # then the consistency check's reads
     assert max(counts[0]) <= 15, counts
+
+
+@pytest.mark.parametrize("path", ["fast", "legacy"])
+def test_submit_with_next_costs_a_submit_and_a_next_item(tmp_path, settings, path):
+    """``"next": true`` (one round trip per item): the submit's statements, then next-item's (its first one locks
+    the membership by the user the submit found, no token to check again); no more, at any campaign size."""
+    settings.KGPOOL_JUDGING_PATH = path
+    counts = []
+    for campaign in (star_campaign(tmp_path, items=4, name="few"), star_campaign(tmp_path, items=60, name="many")):
+        relation_categories_by_pk(campaign.pool.sample.kg)  # computed once per KG and process (two reads)
+        a, b = users(campaign, Role.ANNOTATOR, 2)
+        next_item(campaign, a)  # b's next hand-out then takes the partly handed-out item (the first busy level)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=b).key}")
+        first = client.post(f"/api/campaigns/{campaign.name}/next-item/").json()
+        body = {"answer": "Y", "source_url": "https://en.wikipedia.org/wiki/X", "request_id": first["request_id"],
+                "next": True}
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(f"/api/campaigns/{campaign.name}/hand-outs/{first['hand_out']}/judgment/", body,
+                                   format="json")
+        assert response.status_code == 201, response.content
+        handed = response.json()["next"]
+        assert handed["hand_out"] not in (None, first["hand_out"]) and len(handed["item"]["origins"]) >= 1
+        counts.append(statements(queries) if path == "fast" else len(queries))
+    assert counts[0] == counts[1], counts
+    if path == "fast" and connection.vendor in SUBMIT_FAST:
+        assert counts[0] == SUBMIT_FAST[connection.vendor] + NEXT_ITEM_FAST[connection.vendor], counts
+    else:
+        assert counts[0] <= 15 + 11, counts

@@ -61,6 +61,9 @@ def test_published_replay_subset(bench, live_server, shared_data, tmp_path):
     before = bench.run_published(live_server.url, replay, seed=3, serial=serial, adjudicate=False, progress_every=2)
     counts = before.counts
     assert counts["submits"] == 2 * items
+    # each submit brought the next hand-out ("next": true): a next-item request only to start and when nothing was
+    # left for the moment (a request per item each way would make it twice the submits)
+    assert counts["submits"] < counts["requests"] < 1.1 * counts["submits"]
     assert counts["disagreements"] == len(replay.wrong) > 0
     assert counts["adjudications"] == 0
     # Without the adjudicator the conflicts have no final label: exactly they are missing from the export.

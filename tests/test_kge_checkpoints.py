@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import torch  # noqa: E402
+from tests._torch_support import single_thread  # noqa: F401 - autouse: one torch thread
 
 from pooling.engine.questions import HEAD, TAIL  # noqa: E402
 from pooling.kge.checkpoints import load_checkpoint, save_checkpoint  # noqa: E402
@@ -12,13 +13,6 @@ from pooling.kge.training import TrainingConfig, train  # noqa: E402
 
 TRIPLES = np.array([[0, 0, 1], [1, 0, 2], [2, 1, 3], [3, 1, 0], [4, 0, 5], [5, 1, 4]], dtype=np.int64)
 
-
-@pytest.fixture(autouse=True)
-def single_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("architecture, hyperparameters", [

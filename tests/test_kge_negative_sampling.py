@@ -1,7 +1,6 @@
 """Negative-sampling training: its loss, learning UMLS near the 1-N path, seeds, no (batch, entities) tensor."""
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
 import textwrap
@@ -11,16 +10,7 @@ import numpy as np
 import pytest
 
 import torch  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def single_thread():
-    """One intra-op thread: on a shared 2-core machine more threads only fight."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
+from tests._torch_support import single_thread  # noqa: F401 - autouse: one torch thread
 from pooling.engine.kgfiles import read_kg  # noqa: E402
 from pooling.kge import negative_sampling  # noqa: E402
 from pooling.kge.evaluation import filtered_mrr  # noqa: E402

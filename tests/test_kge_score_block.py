@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tests._torch_support import single_thread  # noqa: F401 - autouse: one torch thread
 
 from pooling.engine.questions import HEAD, TAIL, known_answers, questions_from_triples
 from pooling.engine.ranking import rank
@@ -15,13 +16,6 @@ from tests.test_rank_entity_blocks import assert_same
 
 NUM_ENTITIES, NUM_RELATIONS = 300, 5
 
-
-@pytest.fixture(autouse=True)
-def single_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))

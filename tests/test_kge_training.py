@@ -5,16 +5,7 @@ import numpy as np
 import pytest
 
 import torch  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def single_thread():
-    """One intra-op thread: on a shared 2-core machine more threads only fight (4x slower measured)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
+from tests._torch_support import single_thread  # noqa: F401 - autouse: one torch thread
 from pooling.kge import training  # noqa: E402
 from pooling.kge.evaluation import filtered_mrr  # noqa: E402
 from pooling.kge.models import ARCHITECTURES  # noqa: E402

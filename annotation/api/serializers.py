@@ -25,6 +25,11 @@ class JudgmentIn(serializers.Serializer):
         help_text="Idempotency key: repeat a request with the same id and one judgment is recorded "
                   "(the next-item answer gives one per hand-out)",
     )
+    next = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Also hand me my next item: the answer then carries it as `next` (what next-item would answer), "
+                  "one round trip per item instead of two",
+    )
 
 
 class AdjudicationIn(serializers.Serializer):
@@ -98,6 +103,8 @@ class JudgmentOut(serializers.Serializer):
     client_time_ms = serializers.IntegerField(allow_null=True, help_text="The client's figure, at most the server's")
     request_id = serializers.CharField()
     given_at = serializers.DateTimeField()
+    next = HandoutOut(required=False, help_text="Only when the request asked for it (`next`): my next hand-out, as "
+                                                "next-item answers (item null when nothing is left)")
 
 
 class AdjudicationOut(serializers.Serializer):

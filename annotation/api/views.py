@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import serializers as s
-from annotation.models import Assignment, Judgment, Role
+from annotation.models import Assignment, Campaign, Judgment, Role
 from annotation.selectors import web
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
@@ -190,7 +190,10 @@ class SubmitJudgment(_TokenCheckedInStatement):
             if done is not None:
                 judgment, repeat = done
                 self.checked(request, judgment.user)
-                return Response(_judgment(judgment), status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
+                body = _judgment(judgment)
+                if v["next"]:
+                    body["next"] = _next_hand_out(name, judgment.user)
+                return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
             # not the user's hand-out as an annotator, an invalid token, or not PostgreSQL: the path below answers
         self.checked(request)
         campaign = _campaign(request, name, Role.ANNOTATOR)
@@ -203,7 +206,26 @@ class SubmitJudgment(_TokenCheckedInStatement):
         with _submit_errors():
             judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=_quote(v),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
-        return Response(_judgment(judgment), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        body = _judgment(judgment)
+        if v["next"]:
+            body["next"] = _next_hand_out(name, request.user, campaign)
+        return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+
+def _next_hand_out(name: str, user, campaign=None) -> dict:
+    """A submit's ``next``: what next-item would answer now, in its own transaction after the judgment's commit
+    (the judgment stays stored whatever happens here). The person's role was checked by the submit; should it have
+    gone in between, ``next`` says so instead of a hand-out."""
+    try:
+        if fast_path():
+            handed = hand_out_for_api(name, user)
+            if handed is not None:
+                return _handout(handed.assignment, handed.campaign, handed.view)
+        campaign = campaign or Campaign.objects.get(name=name)
+        return _handout(next_item(campaign, user), campaign)
+    except (NotAllowed, Campaign.DoesNotExist) as exc:
+        return {"hand_out": None, "item": None, "request_id": "", "expires_at": None, "allowed_domains": [],
+                "detail": public_message(exc) if isinstance(exc, AnnotationError) else "no such campaign"}
 
 
 def _quote(validated: dict) -> str:
