@@ -129,3 +129,9 @@ class PoolEntryAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     ordering = ["pool_id", "depth", "id"]
     raw_id_fields = ["pool", "head", "relation", "tail"]
     inlines = [PoolHitInline]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        from pooling.services.pools import touch_pool
+
+        touch_pool(form.instance.pool_id)  # an edited entry (or its hits) is a new version of the pool's view

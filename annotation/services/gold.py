@@ -60,9 +60,10 @@ def human_item_count(campaign: Campaign) -> int:
     return Item.objects.filter(campaign=campaign, is_gold=False, status__in=HUMAN_STATUSES).count()
 
 
-def gold_target(campaign: Campaign) -> tuple[int, int, int]:
-    """(items people judge, Y checks wanted, N checks wanted) at the campaign's gold rate."""
-    human = human_item_count(campaign)
+def gold_target(campaign: Campaign, counts=None) -> tuple[int, int, int]:
+    """(items people judge, Y checks wanted, N checks wanted) at the campaign's gold rate; ``counts``: the
+    campaign's ``item_counts.ItemCounts`` when the caller has them (a page: one grouped query for all)."""
+    human = counts.human if counts is not None else human_item_count(campaign)
     target = int(math.floor(campaign.gold_rate * human + 0.5))
     yes = (target + 1) // 2
     return human, yes, target - yes

@@ -85,4 +85,6 @@ def reuse_labels(campaign: Campaign) -> ReuseReport:
 
 def reused_count(campaign: Campaign) -> int:
     """How many of the campaign's items carry a label reused from an earlier campaign."""
-    return Item.objects.filter(campaign=campaign, is_gold=False, label_origin=Item.Origin.REUSED).count()
+    from annotation.selectors.item_counts import item_counts
+
+    return item_counts(campaign).reused
