@@ -13,7 +13,6 @@ from django.db.models import Count, Q
 
 from annotation.models import Campaign, Item, Label
 from annotation.selectors.labels import FINAL_STATUSES
-from annotation.selectors.quality import HUMAN_STATUSES
 
 # Final labels no person gave in this campaign: the trivial rules' negatives, imported and reused labels.
 AUTOMATIC_ORIGINS = (Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED)
@@ -34,11 +33,6 @@ class ItemCounts:
     @property
     def total(self) -> int:
         return sum(self.by_status.values())
-
-    @property
-    def human(self) -> int:
-        """Items whose label people give in this campaign (HUMAN_STATUSES)."""
-        return sum(self.by_status[status] for status in HUMAN_STATUSES)
 
     @property
     def decided(self) -> int:

@@ -9,9 +9,10 @@ Issue 18: building the view reads every entry and hit of the pool (1.5 s a reque
 use, like ``pooling.selectors.kg_stats``). The version is named by what changes when the pool does: its
 ``updated_at`` (``pooling.services.pools.write_entries``, the only writer of entries and hits in bulk, touches
 it, and so does a save on the admin's entry page), the count and the largest primary key of
-its entries (deletes and inserts by any path; primary keys are never reused), its systems in view order, and the
-KG statistics file the features come from (the sample's questions never change). One index-only count and one
-short query per request instead of the two reads.
+its entries (deletes and inserts by any path; primary keys are never reused), the largest primary key of all
+hits (a hit added by any path; one index look-up), its systems in view order, and the KG statistics file the
+features come from (the sample's questions never change). An index-only count and three short queries per
+request instead of the two reads.
 """
 from __future__ import annotations
 
@@ -64,8 +65,9 @@ def pool_view(pool: Pool) -> tuple[PoolView, PoolIndex]:
     missing or unreadable)."""
     updated_at = Pool.objects.filter(pk=pool.pk).values_list("updated_at", flat=True).first()
     count_max = PoolEntry.objects.filter(pool=pool).aggregate(n=Count("*"), last=Max("pk"))
+    last_hit = PoolHit.objects.aggregate(last=Max("pk"))["last"]
     systems = list(pool.systems.order_by("name").values_list("pk", "name", "architecture"))
-    key = repr((VERSION, pool.pk, updated_at and updated_at.isoformat(), count_max["n"], count_max["last"],
+    key = repr((VERSION, pool.pk, updated_at and updated_at.isoformat(), count_max["n"], count_max["last"], last_hit,
                 [s[0] for s in systems], kg_stats_folder(pool.sample.kg)))
     path = storage_path(f"pool-views/{pool.pk}/{hashlib.sha256(key.encode()).hexdigest()[:32]}.npz")
     if path.exists():

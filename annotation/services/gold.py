@@ -63,7 +63,7 @@ def human_item_count(campaign: Campaign) -> int:
 def gold_target(campaign: Campaign, counts=None) -> tuple[int, int, int]:
     """(items people judge, Y checks wanted, N checks wanted) at the campaign's gold rate; ``counts``: the
     campaign's ``item_counts.ItemCounts`` when the caller has them (a page: one grouped query for all)."""
-    human = counts.human if counts is not None else human_item_count(campaign)
+    human = sum(counts.by_status[s] for s in HUMAN_STATUSES) if counts is not None else human_item_count(campaign)
     target = int(math.floor(campaign.gold_rate * human + 0.5))
     yes = (target + 1) // 2
     return human, yes, target - yes
