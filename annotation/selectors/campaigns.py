@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db.models import F, FilteredRelation, Q, QuerySet
 
 from annotation.models import Campaign, Item, Membership, Role
+from annotation.selectors.item_counts import ItemCounts, item_counts
 from pooling.models import Pool
 
 
@@ -89,11 +90,9 @@ def campaigns_of(user) -> QuerySet[Campaign]:
     return Campaign.objects.filter(memberships__user=user).distinct()
 
 
-def campaign_progress(campaign: Campaign, counts=None) -> dict[str, int]:
+def campaign_progress(campaign: Campaign, counts: ItemCounts | None = None) -> dict[str, int]:
     """Items per status (every status present, 0 when none), gold checks apart, plus ``total`` and ``gold``;
     from ``counts`` (an ``item_counts.ItemCounts`` of the campaign) when given, else one grouped query."""
-    from annotation.selectors.item_counts import item_counts
-
     counts = counts if counts is not None else item_counts(campaign)
     progress = {status: counts.by_status.get(status, 0) for status in Item.Status.values}
     progress["total"] = sum(progress[s] for s in Item.Status.values)

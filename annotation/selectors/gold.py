@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.lib.agreement import Interval, wilson_interval
 from annotation.models import Campaign, Judgment, Label
+from annotation.selectors.item_counts import ItemCounts, item_counts
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,8 @@ class GoldSummary:
     judgments: int
 
 
-def gold_summary(campaign: Campaign, counts=None) -> GoldSummary:
-    """``counts``: the campaign's ``item_counts.ItemCounts`` when the caller has them (else one grouped query)."""
-    from annotation.selectors.item_counts import item_counts
-
+def gold_summary(campaign: Campaign, counts: ItemCounts | None = None) -> GoldSummary:
+    """``counts``: the campaign's ``item_counts`` when the caller has them (else one grouped query)."""
     counts = counts if counts is not None else item_counts(campaign)
     return GoldSummary(
         counts.gold, counts.gold_yes, counts.gold_no,
