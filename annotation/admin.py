@@ -5,6 +5,7 @@ an item's status, label and counters are derived and read-only here; a campaign 
 (``kgpool/admin_deletion``), a judged campaign leaves only through ``manage.py archive_campaign``."""
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ORDER_VAR, ChangeList
 from django.db.models import Count, Q
 
 from annotation import admin_users  # noqa: F401 - registers the user admin (delete = retire)
@@ -82,6 +83,31 @@ class CampaignForm(forms.ModelForm):
         return rate
 
 
+COUNT_COLUMNS = ("items_total", *Item.Status.values)
+
+
+class CampaignChangeList(ChangeList):
+    """The campaign list, with the item counts of the shown rows from one grouped query over the item_counts
+    index (issue 18: the counts annotated on the list's query joined every item and grouped them by every campaign
+    column, 150 ms on PostgreSQL at 76,583 items, and the paginator's count repeated the join; per-row count
+    subqueries made PostgreSQL's estimate high enough to JIT-compile the query, 0.5 s)."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        shown = [campaign for campaign in self.result_list if not hasattr(campaign, "items_total")]
+        counts: dict[int, dict[str, int]] = {c.pk: dict.fromkeys(COUNT_COLUMNS, 0) for c in shown}
+        # grouped by is_gold too (not filtered): the index's own order, so SQLite reads the index only
+        rows = (Item.objects.filter(campaign__in=list(counts)).values_list("campaign", "is_gold", "status")
+                .annotate(n=Count("*")).order_by())
+        for campaign_id, is_gold, status, n in rows:
+            if not is_gold:
+                counts[campaign_id][status] = n
+                counts[campaign_id]["items_total"] += n
+        for campaign in shown:
+            for column, n in counts[campaign.pk].items():
+                setattr(campaign, column, n)
+
+
 @admin.register(Campaign)
 class CampaignAdmin(GuardedDeleteAdmin):
     form = CampaignForm
@@ -123,10 +149,25 @@ class CampaignAdmin(GuardedDeleteAdmin):
         match = getattr(request, "resolver_match", None)
         if match is None or not match.url_name.endswith("_changelist"):
             return queryset  # the counts are columns of the list only (the change page read every item for them)
+        if not self._sorted_by_a_count(request):
+            return queryset  # the shown rows' counts come from one grouped query (CampaignChangeList)
+        # sorted by a count: every count on the list's query (per-row count subqueries would be JIT-compiled on
+        # PostgreSQL, see CampaignChangeList)
         counts = {
             status: Count("items", filter=Q(items__status=status, items__is_gold=False)) for status in Item.Status.values
         }
         return queryset.annotate(items_total=Count("items", filter=Q(items__is_gold=False)), **counts)
+
+    def _sorted_by_a_count(self, request) -> bool:
+        columns = {int(part.lstrip("-")) for part in request.GET.get(ORDER_VAR, "").split(".")
+                   if part.lstrip("-").isdigit()}
+        shown = list(self.get_list_display(request))
+        if self.get_actions(request):  # as get_changelist_instance: the sort indices count the checkbox column
+            shown = ["action_checkbox", *shown]
+        return any(0 <= c < len(shown) and shown[c] in COUNT_COLUMNS for c in columns)
+
+    def get_changelist(self, request, **kwargs):
+        return CampaignChangeList
 
     @admin.display(ordering="items_total")
     def items_total(self, obj):

@@ -192,6 +192,10 @@ class Item(models.Model):
             # the entity lookups of PostgreSQL's foreign-key checks when entities are deleted (pooling.PoolEntry)
             models.Index(fields=["head"], name="item_head"),
             models.Index(fields=["tail"], name="item_tail"),
+            # every count the campaign pages show (selectors/item_counts) and the final labels in the order they
+            # became final (selectors/judging_progress), from this index alone, never the table (issue 18)
+            models.Index(fields=["campaign", "is_gold", "status", "label_origin", "gold_answer", "flags", "updated_at",
+                                 "id", "entry", "label"], name="item_counts"),
         ]
 
     def __str__(self) -> str:

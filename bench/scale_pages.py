@@ -80,9 +80,10 @@ def synthetic_hits(sample, systems, depth: int, seed: int) -> list[tuple[tuple[i
     from pooling.engine.questions import HEAD
 
     entities = sorted({entity for _row, entity, _system, _rank in rows} | set(sq.questions.anchor.tolist()))
-    from pooling.models import Entity, Relation
+    from pooling.models import Relation
+    from pooling.selectors.pools import entity_pks_of_indices
 
-    entity_pk = dict(Entity.objects.filter(kg=kg, index__in=entities).values_list("index", "pk"))
+    entity_pk = entity_pks_of_indices(kg, entities)  # batched IN lists (PostgreSQL takes 65,535 parameters)
     relation_pk = dict(Relation.objects.filter(kg=kg).values_list("index", "pk"))
     hits = []
     for row, entity, system_pk, rank in rows:

@@ -55,6 +55,7 @@ class EntitySearchAdmin(LargeTableAdmin):
 
     entity_search_fields: tuple[str, ...] = ()
     relation_search_field = ""
+    exact_search_fields: tuple[str, ...] = ()  # the row's own indexed columns matched whole (e.g. a question's qid)
     search_help_text = "Exact entity key or name, or relation key (several: separated by spaces; quotes keep a name whole)"
 
     def get_search_results(self, request, queryset, search_term):
@@ -75,6 +76,8 @@ class EntitySearchAdmin(LargeTableAdmin):
             if self.relation_search_field:
                 relations = list(Relation.objects.filter(key=term).values_list("pk", flat=True)[:1000])
                 wanted |= Q(**{f"{self.relation_search_field}__in": relations})
+            for field in self.exact_search_fields:
+                wanted |= Q(**{field: term})
         return queryset.filter(wanted), False
 
 

@@ -55,10 +55,16 @@ class SampleAdmin(GuardedDeleteAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(LargeTableAdmin, GuardedDeleteAdmin):
+class QuestionAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     list_display = ["qid", "sample", "side", "anchor", "relation"]
     list_filter = [("sample", related_filter("kg")), "side"]
-    search_fields = ["=qid", "anchor__name", "anchor__key", "relation__key"]
+    # exact, like the entity, entry and item searches: a substring of the anchor's name or key joined every
+    # question to the entity table (70 ms a query on PostgreSQL at 5 M triples, and the paginator counts twice)
+    search_fields = ["=qid", "=anchor__key", "=relation__key"]
+    search_help_text = "Exact question id, anchor entity key or name, or relation key"
+    entity_search_fields = ("anchor",)
+    relation_search_field = "relation"
+    exact_search_fields = ("qid",)
     list_select_related = ["sample__kg", "anchor", "relation"]
     raw_id_fields = ["sample", "anchor", "relation", "triples"]
 
@@ -129,3 +135,9 @@ class PoolEntryAdmin(EntitySearchAdmin, GuardedDeleteAdmin):
     ordering = ["pool_id", "depth", "id"]
     raw_id_fields = ["pool", "head", "relation", "tail"]
     inlines = [PoolHitInline]
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        from pooling.services.pools import touch_pool
+
+        touch_pool(form.instance.pool_id)  # an edited entry (or its hits) is a new version of the pool's view

@@ -1,9 +1,10 @@
 """Reads: campaigns, pools by reference, roles, progress."""
 from __future__ import annotations
 
-from django.db.models import Count, F, FilteredRelation, Q, QuerySet
+from django.db.models import F, FilteredRelation, Q, QuerySet
 
 from annotation.models import Campaign, Item, Membership, Role
+from annotation.selectors.item_counts import ItemCounts, item_counts
 from pooling.models import Pool
 
 
@@ -89,11 +90,11 @@ def campaigns_of(user) -> QuerySet[Campaign]:
     return Campaign.objects.filter(memberships__user=user).distinct()
 
 
-def campaign_progress(campaign: Campaign) -> dict[str, int]:
-    """Items per status (every status present, 0 when none), gold checks apart, plus ``total``."""
-    counts = {status: 0 for status in Item.Status.values}
-    for row in Item.objects.filter(campaign=campaign, is_gold=False).values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    counts["total"] = sum(counts[s] for s in Item.Status.values)
-    counts["gold"] = Item.objects.filter(campaign=campaign, is_gold=True).count()
-    return counts
+def campaign_progress(campaign: Campaign, counts: ItemCounts | None = None) -> dict[str, int]:
+    """Items per status (every status present, 0 when none), gold checks apart, plus ``total`` and ``gold``;
+    from ``counts`` (an ``item_counts.ItemCounts`` of the campaign) when given, else one grouped query."""
+    counts = counts if counts is not None else item_counts(campaign)
+    progress = {status: counts.by_status.get(status, 0) for status in Item.Status.values}
+    progress["total"] = sum(progress[s] for s in Item.Status.values)
+    progress["gold"] = counts.gold
+    return progress

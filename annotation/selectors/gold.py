@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 
 from annotation.lib.agreement import Interval, wilson_interval
-from annotation.models import Campaign, Item, Judgment, Label
+from annotation.models import Campaign, Judgment, Label
+from annotation.selectors.item_counts import ItemCounts, item_counts
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,14 @@ def gold_accuracy_by_annotator(campaign: Campaign) -> list[GoldAccuracy]:
     return sorted(rows, key=lambda r: r.username)
 
 
-def gold_warnings(campaign: Campaign, threshold: float | None = None) -> list[GoldAccuracy]:
+def gold_warnings(campaign: Campaign, threshold: float | None = None,
+                  accuracy: list[GoldAccuracy] | None = None) -> list[GoldAccuracy]:
     """Annotators whose gold accuracy is under ``threshold`` (default: the campaign's ``gold_threshold``),
-    lowest first. Check ``accuracy.high < threshold`` to tell a clear case from a small-sample one."""
+    lowest first. Check ``accuracy.high < threshold`` to tell a clear case from a small-sample one.
+    ``accuracy``: ``gold_accuracy_by_annotator(campaign)`` when the caller has it."""
     threshold = campaign.gold_threshold if threshold is None else threshold
-    rows = [row for row in gold_accuracy_by_annotator(campaign) if row.below(threshold)]
+    accuracy = gold_accuracy_by_annotator(campaign) if accuracy is None else accuracy
+    rows = [row for row in accuracy if row.below(threshold)]
     return sorted(rows, key=lambda r: (r.accuracy.estimate, r.username))
 
 
@@ -59,9 +63,10 @@ class GoldSummary:
     judgments: int
 
 
-def gold_summary(campaign: Campaign) -> GoldSummary:
-    gold = Item.objects.filter(campaign=campaign, is_gold=True)
+def gold_summary(campaign: Campaign, counts: ItemCounts | None = None) -> GoldSummary:
+    """``counts``: the campaign's ``item_counts`` when the caller has them (else one grouped query)."""
+    counts = counts if counts is not None else item_counts(campaign)
     return GoldSummary(
-        gold.count(), gold.filter(gold_answer=Label.YES).count(), gold.filter(gold_answer=Label.NO).count(),
+        counts.gold, counts.gold_yes, counts.gold_no,
         Judgment.objects.filter(item__campaign=campaign, item__is_gold=True).count(),
     )

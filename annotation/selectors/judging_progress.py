@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db import connections
+from django.db.models import Case, When
 
 from annotation.lib.judging_order import JudgingState
 from annotation.lib.judging_progress import ranking_stability, unjudged_positives_estimate
@@ -26,15 +28,26 @@ class OrderProgress:
     step: int = 200
 
 
+def _int_rows(queryset, width: int) -> np.ndarray:
+    """The integer columns of ``queryset`` as an (n, width) array, fetched at once (every final label of a
+    finished 76,583-item campaign: the ORM's chunked fetch and per-row tuples took half of the page's time)."""
+    sql, params = queryset.query.sql_with_params()
+    with connections[queryset.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, width)
+
+
 def order_progress(campaign: Campaign, *, step: int = 200) -> OrderProgress:
     view, index = pool_view(campaign.pool)
     items = Item.objects.filter(campaign=campaign, is_gold=False, entry__isnull=False)
     # the order labels became final: by the time of the item's last write (final items change no more)
-    rows = list(items.filter(status__in=FINAL).order_by("updated_at", "pk").values_list("entry_id", "label"))
+    final = (items.filter(status__in=FINAL).order_by("updated_at", "pk")
+             .annotate(yes=Case(When(label=Label.YES, then=1), default=0)).values_list("entry_id", "yes"))
+    rows = _int_rows(final, 2)
     judged = np.zeros(view.num_items, dtype=bool)
     positive = np.zeros(view.num_items, dtype=bool)
-    sequence = index.items_of(np.array([entry for entry, _label in rows], dtype=np.int64))
-    yes = np.array([label == Label.YES for _entry, label in rows], dtype=bool)
+    sequence = index.items_of(rows[:, 0])
+    yes = rows[:, 1].astype(bool)
     keep = sequence >= 0
     sequence, yes = sequence[keep], yes[keep]
     judged[sequence] = True

@@ -21,12 +21,11 @@ from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
 from annotation.selectors._compiled import compiled
 from annotation.selectors.campaigns import campaign_progress, user_roles
+from annotation.selectors.item_counts import AUTOMATIC_ORIGINS, ItemCounts, item_counts
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.templates import item_question, safe_question, template_text
 from pooling.models import Entity, Pool, PoolHit, Question, Relation, SampleTriple
 
-# Labels no person gave in this campaign: the trivial rules' negatives, imported and reused labels.
-AUTOMATIC_ORIGINS = (Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED)
 
 STATUS_ORDER = (
     Item.Status.PENDING, Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT,
@@ -376,7 +375,8 @@ def _judging_done_percent(campaign: Campaign, counts: dict[str, int], as_of: dat
     return float(min(100, 100 * given // needed))
 
 
-def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progress:
+def progress(campaign: Campaign, user, *, now: datetime | None = None, counts: ItemCounts | None = None) -> Progress:
+    """``counts``: the campaign's ``item_counts`` when the caller has them (one grouped query otherwise)."""
     now = now or timezone.now()
     mine = Judgment.objects.filter(user=user, item__campaign=campaign)
     span = mine.order_by("given_at").values_list("given_at", flat=True)
@@ -390,15 +390,15 @@ def progress(campaign: Campaign, user, *, now: datetime | None = None) -> Progre
                                         state=Assignment.State.SKIPPED).count()
     adjudicated = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign).count()
     hour_ago = now - timedelta(hours=1)
-    counts = campaign_progress(campaign)
+    item_figures = counts if counts is not None else item_counts(campaign)
+    counts = campaign_progress(campaign, item_figures)
     total = counts["total"]
     own = (judged, skipped, adjudicated, mine.filter(given_at__gt=hour_ago).count(), round(per_hour, 1), total)
     if not can_manage(campaign, user):
         as_of = _hour_start(now)
         return Progress(*own, _judging_done_percent(campaign, counts, as_of), exact=False, campaign_as_of=as_of)
     decided = sum(counts[s] for s in FINAL_STATUSES)
-    automatic = Item.objects.filter(campaign=campaign, is_gold=False, status__in=FINAL_STATUSES,
-                                    label_origin__in=AUTOMATIC_ORIGINS).count()
+    automatic = item_figures.automatic
     for_people = total - automatic
     return Progress(
         *own, round(100 * decided / total, 1) if total else 0.0, exact=True, campaign_decided=decided,
@@ -432,9 +432,9 @@ def campaigns_for(user) -> list[CampaignRow]:
     return rows
 
 
-def status_counts(campaign: Campaign) -> list[tuple[str, str, int]]:
-    """(status, label, count) in workflow order, gold checks apart."""
-    counts = campaign_progress(campaign)
+def status_counts(campaign: Campaign, counts: ItemCounts | None = None) -> list[tuple[str, str, int]]:
+    """(status, label, count) in workflow order, gold checks apart (from ``counts`` when given)."""
+    counts = campaign_progress(campaign, counts)
     labels = dict(Item.Status.choices)
     return [(s, labels[s], counts[s]) for s in STATUS_ORDER]
 

@@ -30,6 +30,7 @@ from annotation.lib.rules import HEAD, SINGLE_ANSWER, TAIL
 from annotation.lib.type_rule import type_rule
 from annotation.models import Assignment, Campaign, Item, Label
 from annotation.selectors.filtering import kg_categories, kg_type_model
+from annotation.selectors.item_counts import ItemCounts
 from annotation.services.errors import AnnotationError
 from pooling.models import Entity, Question, Relation
 from pooling.selectors.kg import kg_triples
@@ -60,9 +61,10 @@ def human_item_count(campaign: Campaign) -> int:
     return Item.objects.filter(campaign=campaign, is_gold=False, status__in=HUMAN_STATUSES).count()
 
 
-def gold_target(campaign: Campaign) -> tuple[int, int, int]:
-    """(items people judge, Y checks wanted, N checks wanted) at the campaign's gold rate."""
-    human = human_item_count(campaign)
+def gold_target(campaign: Campaign, counts: ItemCounts | None = None) -> tuple[int, int, int]:
+    """(items people judge, Y checks wanted, N checks wanted) at the campaign's gold rate; ``counts``: the
+    campaign's ``item_counts`` when the caller has them (a page: one grouped query for all)."""
+    human = sum(counts.by_status[s] for s in HUMAN_STATUSES) if counts is not None else human_item_count(campaign)
     target = int(math.floor(campaign.gold_rate * human + 0.5))
     yes = (target + 1) // 2
     return human, yes, target - yes

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.models import Campaign, Item
+from annotation.selectors.item_counts import item_counts
 from annotation.selectors.labels import FINAL_STATUSES
 
 BATCH = 2000
@@ -85,4 +86,4 @@ def reuse_labels(campaign: Campaign) -> ReuseReport:
 
 def reused_count(campaign: Campaign) -> int:
     """How many of the campaign's items carry a label reused from an earlier campaign."""
-    return Item.objects.filter(campaign=campaign, is_gold=False, label_origin=Item.Origin.REUSED).count()
+    return item_counts(campaign).reused

@@ -15,18 +15,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.forms import DomainsForm, FilterForm, MemberForm, TemplateForm
 from annotation.lib.rules import RULES
 from annotation.lib.templates import TemplateError
-from annotation.models import Item
 from annotation.selectors import web
 from annotation.selectors.agreement import agreement
 from annotation.selectors.filtering import filter_preview
 from annotation.selectors.reference_labels import campaign_reference_labels
 from annotation.selectors.gold import gold_summary, gold_warnings
+from annotation.selectors.item_counts import item_counts
 from annotation.selectors.templates import campaign_templates, generated_template, template_preview, template_problem
 from annotation.services.campaigns import add_member, remove_member, set_allowed_domains
 from annotation.services.errors import AnnotationError
 from annotation.services.exports import FORMATS, export_judgments
 from annotation.services.filtering import apply_filter, revert_auto_labels
-from annotation.services.reuse import reused_count
 from annotation.services.templates import reset_template, set_template
 from annotation.views._common import managed_campaign, nav_context
 from pooling.models import PoolEntry, Relation
@@ -56,16 +55,17 @@ def _context(request, campaign, **extra) -> dict:
 @login_required
 def dashboard(request: HttpRequest, name: str) -> HttpResponse:
     campaign = managed_campaign(name, request.user)
-    counts = web.status_counts(campaign)
+    figures = item_counts(campaign)  # every item count of the page, one query
+    counts = web.status_counts(campaign, figures)
     members = web.member_rows(campaign)
     total = sum(n for _s, _l, n in counts) or 1
     bars = [(s, label, n, round(100 * n / total, 2)) for s, label, n in counts]
     return render(request, "annotation/manage/dashboard.html", _context(
-        request, campaign, counts=bars, progress=web.progress(campaign, request.user), formats=[f for f in FORMATS if f not in PER_ANNOTATOR],
-        per_annotator=[f for f in FORMATS if f in PER_ANNOTATOR],
+        request, campaign, counts=bars, progress=web.progress(campaign, request.user, counts=figures),
+        formats=[f for f in FORMATS if f not in PER_ANNOTATOR], per_annotator=[f for f in FORMATS if f in PER_ANNOTATOR],
         members=members, judges=[m for m in members if m["judged"]],
-        gold=gold_summary(campaign), gold_warnings=len(gold_warnings(campaign)), reused=reused_count(campaign),
-        flagged=Item.objects.filter(campaign=campaign, is_gold=False).exclude(flags=[]).count(),
+        gold=gold_summary(campaign, figures), gold_warnings=len(gold_warnings(campaign)), reused=figures.reused,
+        flagged=figures.flagged,
     ))
 
 

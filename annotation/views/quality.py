@@ -12,11 +12,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.selectors.gold import gold_accuracy_by_annotator, gold_summary, gold_warnings
-from annotation.selectors.quality import CI_GROUPINGS, agreement_with_ci, flag_counts, rushed_report
+from annotation.selectors.item_counts import item_counts
+from annotation.selectors.quality import CI_GROUPINGS, agreement_with_ci, flag_counts, judgment_pairs, rushed_report
 from annotation.services.consistency import check_campaign
 from annotation.services.errors import AnnotationError
 from annotation.services.gold import add_gold_items, gold_target
-from annotation.services.reuse import reused_count
 from annotation.views._common import managed_campaign, nav_context
 
 GROUP_TITLES = {"overall": "Overall", "relation": "By relation", "category": "By relation category",
@@ -84,32 +84,35 @@ def quality_page(request: HttpRequest, name: str) -> HttpResponse:
         samples = max(100, min(5000, int(request.GET.get("samples", DEFAULT_SAMPLES))))
     except ValueError:
         samples = DEFAULT_SAMPLES
-    warned = {row.user_id for row in gold_warnings(campaign)}
+    accuracy = gold_accuracy_by_annotator(campaign)
+    warned = {row.user_id for row in gold_warnings(campaign, accuracy=accuracy)}
     gold_rows = [
         {"username": row.username, "correct": row.correct, "total": row.total, "missed_yes": row.missed_yes,
          "missed_no": row.missed_no, "accuracy": _interval(row.accuracy), "warn": row.user_id in warned,
          "clear": row.user_id in warned and row.accuracy.high < campaign.gold_threshold,
          "bar": _wilson_bar(row.accuracy)}
-        for row in gold_accuracy_by_annotator(campaign)
+        for row in accuracy
     ]
-    human, want_yes, want_no = gold_target(campaign)
+    figures = item_counts(campaign)  # the page's item counts, one query
+    human, want_yes, want_no = gold_target(campaign, figures)
+    pairs = judgment_pairs(campaign)  # read once for the six groupings
     tables = []
     for by in CI_GROUPINGS:
         rows = [
             {"group": row.group, "items": row.items, "cant_tell": row.cant_tell,
              **{key: _interval(getattr(row, key)) for key, _title in MEASURES}}
-            for row in agreement_with_ci(campaign, by, samples=samples)
+            for row in agreement_with_ci(campaign, by, samples=samples, pairs=pairs)
         ]
         tables.append({"by": by, "title": GROUP_TITLES[by], "rows": rows})
     by_category = next(t["rows"] for t in tables if t["by"] == "category")
     rushed = rushed_report(campaign)
     context = nav_context(campaign, request.user)
     context.update(
-        section="quality", gold_rows=gold_rows, gold=gold_summary(campaign), gold_want=want_yes + want_no,
+        section="quality", gold_rows=gold_rows, gold=gold_summary(campaign, figures), gold_want=want_yes + want_no,
         human_items=human, warnings=[r for r in gold_rows if r["warn"]], rushed=rushed,
         rushed_judgments=rushed.judgments[:50], flags=flag_counts(campaign), tables=tables, measures=MEASURES,
         figure=ci_figure(by_category) if by_category else None,
-        threshold_x=round(campaign.gold_threshold * WILSON_WIDTH, 1), samples=samples, reused=reused_count(campaign),
+        threshold_x=round(campaign.gold_threshold * WILSON_WIDTH, 1), samples=samples, reused=figures.reused,
     )
     return render(request, "annotation/manage/quality.html", context)
 

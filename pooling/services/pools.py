@@ -302,6 +302,13 @@ def write_entries(pool: Pool, hit_rows: list[tuple[tuple[int, int, int], int | N
          if (entry, system, question) not in existing_hits],
         batch_size=2000, ignore_conflicts=True,
     )
+    touch_pool(pool.pk)
+
+
+def touch_pool(pool_id: int) -> None:
+    """Mark the pool's entries or hits as changed: readers that keep derived arrays of a pool
+    (``annotation.selectors.pool_view``) name them after ``Pool.updated_at``."""
+    Pool.objects.filter(pk=pool_id).update(updated_at=timezone.now())
 
 
 # ------------------------------------------------------------------------------------ import
