@@ -36,6 +36,7 @@ from annotation.selectors._compiled import compiled, queryset_sql
 from annotation.selectors.filtering import kg_categories
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.services.adjudication import flag_for_adjudication
+from annotation.services.flag_sql import flag_items
 from pooling.models import KnowledgeGraph, Relation, SampleTriple, Triple
 
 SINGLE_ANSWER_FLAG = "single_answer"
@@ -82,9 +83,12 @@ def _apply(found: dict[int, set[str]], report: ConsistencyReport) -> None:
     for pk in sorted(found):
         flags = sorted(found[pk])
         report.flagged[pk] = flags
-        for flag in flags:
-            if flag not in (existing.get(pk) or []):
-                report.new_flags += 1
+        report.new_flags += sum(1 for flag in flags if flag not in (existing.get(pk) or []))
+    if connections[router.db_for_write(Item)].vendor == "postgresql":
+        flag_items({pk: report.flagged[pk] for pk in found})  # three plain statements per item (issue 21)
+        return
+    for pk in sorted(found):
+        for flag in report.flagged[pk]:
             flag_for_adjudication(Item(pk=pk), flag)
 
 
