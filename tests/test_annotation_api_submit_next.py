@@ -3,27 +3,12 @@ page's in-place save. The answer carries exactly what next-item would have answe
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Item, Judgment
 from tests._annotation_web_support import member, nationality_campaign
+from tests.test_annotation_api_judging import WIKI, api, next_item
 
 pytestmark = pytest.mark.django_db
-
-WIKI = "https://en.wikipedia.org/wiki/Jeremy_Irons"
-
-
-def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
-
-
-def next_item(client, campaign) -> dict:
-    response = client.post(f"/api/campaigns/{campaign.name}/next-item/")
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def submit(client, campaign, handout: dict, **values):
