@@ -52,9 +52,16 @@ TESTS: dict[str, list[str]] = {
     "annotation/lib/rules.py": ["tests/test_annotation_rules.py"],
     "annotation/lib/evidence.py": ["tests/test_annotation_evidence_rules.py"],
     "annotation/lib/sources.py": ["tests/test_annotation_sources.py"],
+    # the annotation services: the SQLite test files that call them (browser, live-server and PostgreSQL-only left out)
+    "annotation/services/adjudication.py": ["tests/test_annotation_adjudication_rules.py",
+                                            "tests/test_annotation_adjudication.py",
+                                            "tests/test_annotation_consistency.py",
+                                            "tests/test_annotation_cant_tell.py"],
+    "annotation/services/judging.py": ["tests/test_annotation_judging_rules.py", "tests/test_annotation_judging.py",
+                                       "tests/test_annotation_cant_tell.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
-NEEDS_DJANGO: set[str] = set()
+NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py"}
 
 
 def pytest_command(test_files: list[str], django: bool) -> str:
