@@ -50,7 +50,8 @@ TESTS: dict[str, list[str]] = {
     "evaluation/core/trec.py": ["tests/test_eval_trec_io.py", "tests/test_eval_trec_nan_scores.py",
                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_ties.py",
                                 "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_trec_long_ids_memory.py",
-                                "tests/test_eval_trec_types.py", "tests/test_eval_trec_errors.py"],
+                                "tests/test_eval_trec_types.py", "tests/test_eval_trec_errors.py",
+                                "tests/test_eval_trec_fast_path.py"],
     "evaluation/core/probe.py": ["tests/test_eval_probe_core.py", "tests/test_eval_probe_self_loops.py"],
     # the Django-free files only (test_annotation_agreement_ci.py / _cant_tell.py need the database)
     "annotation/lib/agreement.py": ["tests/test_annotation_agreement.py", "tests/test_annotation_agreement_stats.py"],

@@ -4,6 +4,7 @@ Wilson interval as the roots of its quadratic, and bootstrap percentiles on stat
 are known in advance (issue 19: written for the mutants the older tests let survive)."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -96,6 +97,8 @@ def test_alpha_two_values_hand_computed_and_undefined_cases():
     # one unit Y/N and one Y/Y: o_YN = o_NY = 1, o_YY = 2; n_Y = 3, n_N = 1, n = 4
     # alpha = 1 - 3 * 2 / (2 * 3 * 1) = 0
     assert krippendorff_alpha_nominal([["Y", "N"], ["Y", "Y"]]) == 0.0
+    # the smallest defined case: two pairable values, one unit Y/N: D_o = D_e, alpha = 0
+    assert krippendorff_alpha_nominal([["Y", "N"], ["N"]]) == 0.0 == alpha_brute_force([["Y", "N"]])
     assert math.isnan(krippendorff_alpha_nominal([]))
     assert math.isnan(krippendorff_alpha_nominal([["Y", None], [None, "N"]]))  # nothing pairable
     assert math.isnan(krippendorff_alpha_nominal([["Y", "Y"]]))  # one category
@@ -260,3 +263,29 @@ def test_table_intervals_level_one_and_undefined_statistics():
     empty = table_intervals(Table(0, 0, 0, 0))
     assert set(empty) == set(TABLE_STATISTICS)
     assert all(math.isnan(x) for i in empty.values() for x in (i.estimate, i.low, i.high))
+
+
+@pytest.mark.parametrize("record", [yes_no_statistics([("Y", "N")]), Interval(0.5, 0.1, 0.9), Table(1, 2, 3, 4)])
+def test_results_are_immutable(record):
+    field = dataclasses.fields(record)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(record, field, 0)
+
+
+def test_bootstrap_defaults_are_1000_samples_95_percent_seed_0():
+    # tail = (1 - 0.95) / 2: sorted values 1..1000, values[25] = 26 and values[974] = 975
+    assert bootstrap(counting_statistic(), ["u"]) == Interval(0.0, 26.0, 975.0)
+    mean = lambda units: sum(units) / len(units)  # noqa: E731
+    data = [0, 1, 1, 5, 9, 2, 4]
+    assert bootstrap(mean, data) == bootstrap(mean, data, samples=1000, level=0.95, seed=0)
+    assert bootstrap(mean, data) != bootstrap(mean, data, seed=1)
+
+
+def test_table_intervals_defaults_are_1000_samples_95_percent_seed_0():
+    table = Table(9, 2, 4, 6)
+    assert table_intervals(table) == table_intervals(table, samples=1000, level=0.95, seed=0)
+    assert table_intervals(table) != table_intervals(table, seed=1)
+    counts = np.random.default_rng(0).multinomial(21, np.array([9, 2, 4, 6]) / 21, size=1000)
+    percent = sorted(table_statistics(*row)["percent"] for row in counts)
+    assert (table_intervals(table)["percent"].low, table_intervals(table)["percent"].high) == (
+        pytest.approx(percent[25]), pytest.approx(percent[974]))
