@@ -148,6 +148,7 @@ def counting_statistic():
     (100, 0.75, 13.0, 88.0),   # tail 0.125: values[floor(12.5) = 12] = 13, values[ceil(87.5) - 1 = 87] = 88
     (10, 0.5, 3.0, 8.0),       # tail 0.25: values[floor(2.5) = 2] = 3, values[ceil(7.5) - 1 = 7] = 8
     (3, 0.0, 2.0, 2.0),        # tail 0.5: values[1] = 2, values[ceil(1.5) - 1 = 1] = 2
+    (2, 0.0, 2.0, 1.0),        # tail 0.5: values[floor(1) = 1] = 2, values[ceil(1) - 1 = 0] = 1 (crossed)
 ])
 def test_bootstrap_percentile_positions(samples, level, low, high):
     interval = bootstrap(counting_statistic(), ["u", "v"], samples=samples, level=level)
@@ -289,3 +290,12 @@ def test_table_intervals_defaults_are_1000_samples_95_percent_seed_0():
     percent = sorted(table_statistics(*row)["percent"] for row in counts)
     assert (table_intervals(table)["percent"].low, table_intervals(table)["percent"].high) == (
         pytest.approx(percent[25]), pytest.approx(percent[974]))
+
+
+def test_table_intervals_level_zero_on_two_samples_takes_floor_and_ceil_positions():
+    table = Table(3, 2, 1, 4)
+    counts = np.random.default_rng(2).multinomial(10, np.array([3, 2, 1, 4]) / 10, size=2)
+    percent = sorted(table_statistics(*row)["percent"] for row in counts)
+    assert percent[0] != percent[1]
+    interval = table_intervals(table, samples=2, level=0.0, seed=2)["percent"]
+    assert (interval.low, interval.high) == (pytest.approx(percent[1]), pytest.approx(percent[0]))

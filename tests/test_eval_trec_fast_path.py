@@ -17,6 +17,7 @@ RUN_TEXTS = {
     "double spaces": b"q1  Q0 d2 1 0.9 sys\nq1 Q0 d1 2 0.5 sys\nq2 Q0 007 1 3 sys\n",
     "blank line": b"q1 Q0 d2 1 0.9 sys\n\nq1 Q0 d1 2 0.5 sys\nq2 Q0 007 1 3 sys\n",
     "leading space": b" q1 Q0 d2 1 0.9 sys\nq1 Q0 d1 2 0.5 sys\nq2 Q0 007 1 3 sys\n",
+    "leading space later": b"q1 Q0 d2 1 0.9 sys\n q1 Q0 d1 2 0.5 sys\nq2 Q0 007 1 3 sys\n",
     "trailing space": b"q1 Q0 d2 1 0.9 sys \nq1 Q0 d1 2 0.5 sys\nq2 Q0 007 1 3 sys\n",
 }
 QRELS_TEXTS = {
@@ -25,8 +26,10 @@ QRELS_TEXTS = {
     "double spaces": b"q1 0  d2 1\nq1 0 d1 0\nq2 0 007 2\n",
 }
 NEEDS_SCAN_RUN = {
-    "comment": b"# c\nq1 Q0 d2 1 0.9 sys\n",
-    "comment later": b"q1 Q0 d2 1 0.9 sys\n# c\n",
+    # comments of 6 fields: pandas would read them as a query "#"
+    "comment": b"# Q0 d 1 0.9 sys\nq1 Q0 d2 1 0.9 sys\n",
+    "comment later": b"q1 Q0 d2 1 0.9 sys\n# Q0 d 1 0.9 sys\n",
+    "comment, tabs": b"#\tQ0\td\t1\t0.9\tsys\nq1\tQ0\td2\t1\t0.9\tsys\n",
     "CRLF": b"q1 Q0 d2 1 0.9 sys\r\n",
     "extra field": b"q1 Q0 d2 1 0.9 sys x\nq1 Q0 d1 2 0.5 sys\n",
     "extra field, tabs": b"q1\tQ0\td2\t1\t0.9\tsys\tx\nq1\tQ0\td1\t2\t0.5\tsys\n",
