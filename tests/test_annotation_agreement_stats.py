@@ -299,3 +299,9 @@ def test_table_intervals_level_zero_on_two_samples_takes_floor_and_ceil_position
     assert percent[0] != percent[1]
     interval = table_intervals(table, samples=2, level=0.0, seed=2)["percent"]
     assert (interval.low, interval.high) == (pytest.approx(percent[1]), pytest.approx(percent[0]))
+
+
+def test_wilson_bounds_are_clamped_where_rounding_leaves_zero_one():
+    # unclamped, 0 of 7 (default z) gives low = -2.8e-17 and 12 of 12 with z = 1 gives high = 1 + 2.2e-16
+    assert wilson_interval(0, 7).low == 0.0
+    assert wilson_interval(12, 12, 1.0).high == 1.0
