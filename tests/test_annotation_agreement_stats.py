@@ -213,7 +213,7 @@ def pairs_of(yy: int, yn: int, ny: int, nn: int):
     return [("Y", "Y")] * yy + [("Y", "N")] * yn + [("N", "Y")] * ny + [("N", "N")] * nn
 
 
-@pytest.mark.parametrize("cells", [(20, 5, 10, 15), (0, 3, 4, 9), (7, 0, 0, 2), (1, 2, 3, 0), (0, 0, 0, 6),
+@pytest.mark.parametrize("cells", [(20, 5, 10, 15), (0, 3, 4, 9), (7, 0, 0, 2), (1, 2, 3, 0), (0, 0, 0, 6), (0, 1, 0, 0),
                                    (0, 5, 0, 0)])
 def test_table_statistics_scalar_equal_the_pairwise_definitions(cells):
     stats = table_statistics(*cells)
