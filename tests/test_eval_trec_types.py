@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from evaluation.core import trec
 from evaluation.core.trec import MAX_FIELD_CHARS, Qrels, Run, TrecFormatError, read_qrels, read_run
 from tests._raises_support import whole
 
@@ -50,3 +51,9 @@ def test_default_run_tag_is_run():
     assert Run.from_columns(["q1"], ["d1"], [0.5]).tag == "run"
     assert Run.from_dict({"q1": {"d1": 0.5}}).tag == "run"
     assert Run.from_dict({"q1": {"d1": 0.5}}, tag="mine").tag == "mine"
+
+
+def test_write_run_default_tag_is_run(tmp_path):
+    path = tmp_path / "run.txt"
+    trec.write_run(path, ["q1", "q1"], ["a", "b"], [0.5, 0.25])
+    assert path.read_text() == "q1 Q0 a 1 0.5 run\nq1 Q0 b 2 0.25 run\n"
