@@ -223,9 +223,12 @@ def _next_hand_out(name: str, user, campaign=None) -> dict:
                 return _handout(handed.assignment, handed.campaign, handed.view)
         campaign = campaign or Campaign.objects.get(name=name)
         return _handout(next_item(campaign, user), campaign)
-    except (NotAllowed, Campaign.DoesNotExist) as exc:
-        return {"hand_out": None, "item": None, "request_id": "", "expires_at": None, "allowed_domains": [],
-                "detail": public_message(exc) if isinstance(exc, AnnotationError) else "no such campaign"}
+    except NotAllowed as exc:
+        detail = public_message(exc)
+    except Campaign.DoesNotExist:
+        detail = "no such campaign"
+    return {"hand_out": None, "item": None, "request_id": "", "expires_at": None, "allowed_domains": [],
+            "detail": detail}
 
 
 def _quote(validated: dict) -> str:

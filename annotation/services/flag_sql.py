@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotation.lib.item_state import derive_item_state
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment
-from annotation.services.item_state import _facts
+from annotation.services.item_state import apply_state, item_facts
 from kgpool.rawrows import columns, from_row
 
 _ITEM = Item._meta.db_table
@@ -43,13 +43,10 @@ def flag_items(found: dict[int, list[str]]) -> None:
             item = from_row(connection, Item, row)
             cursor.execute(_FACTS, [pk, pk, Assignment.Kind.JUDGE, Assignment.State.OPEN, pk, item.campaign_id])
             judgments_per_item, answers, open_handouts, adjudication = cursor.fetchone()
-            before = (list(item.flags), item.status, item.label, item.label_origin, item.num_judgments,
-                      item.num_active)
-            item.flags = [*item.flags, *(flag for flag in found[pk] if flag not in item.flags)]
-            derived = derive_item_state(_facts(item, judgments_per_item, answers, open_handouts, adjudication))
-            after = (item.flags, derived.status, derived.label, derived.origin, derived.num_judgments,
-                     derived.num_active)
-            if after != before:
-                flags_field = Item._meta.get_field("flags")
-                cursor.execute(_SAVE, [flags_field.get_db_prep_save(item.flags, connection), *after[1:],
-                                       timezone.now(), pk])
+            added = [flag for flag in found[pk] if flag not in item.flags]
+            item.flags = [*item.flags, *added]
+            derived = derive_item_state(item_facts(item, judgments_per_item, answers, open_handouts, adjudication))
+            if apply_state(item, derived) or added:
+                flags = Item._meta.get_field("flags").get_db_prep_save(item.flags, connection)
+                cursor.execute(_SAVE, [flags, item.status, item.label, item.label_origin, item.num_judgments,
+                                       item.num_active, timezone.now(), pk])

@@ -28,7 +28,7 @@ def stored_state(item: Item) -> ItemState:
     return ItemState(item.status, item.label, item.label_origin, item.num_judgments, item.num_active)
 
 
-def _facts(item: Item, judgments_per_item: int, answers: Iterable[str], open_handouts: int,
+def item_facts(item: Item, judgments_per_item: int, answers: Iterable[str], open_handouts: int,
            adjudication: str | None) -> ItemFacts:
     return ItemFacts(
         is_gold=item.is_gold, judgments_per_item=judgments_per_item, answers=tuple(answers),
@@ -42,7 +42,7 @@ def settle_after_judgment(item: Item, judgments_per_item: int, answers: list[str
     answers (gold checks: only the submitter's, enough since they are never decided) and its counters. Sets
     status, label and origin on ``item``; the caller saves."""
     open_handouts = max(0, item.num_active - item.num_judgments)
-    derived = derive_item_state(_facts(item, judgments_per_item, answers, open_handouts, None))
+    derived = derive_item_state(item_facts(item, judgments_per_item, answers, open_handouts, None))
     item.status, item.label, item.label_origin = derived.status, derived.label, derived.origin
 
 
@@ -53,7 +53,7 @@ def derive_from_database(item: Item, judgments_per_item: int) -> ItemState:
         item=item, kind=Assignment.Kind.JUDGE, state=Assignment.State.OPEN
     ).count()
     adjudication = Adjudication.objects.filter(item=item).values_list("label", flat=True).first()
-    return derive_item_state(_facts(item, judgments_per_item, list(answers), open_handouts, adjudication))
+    return derive_item_state(item_facts(item, judgments_per_item, list(answers), open_handouts, adjudication))
 
 
 def recompute_locked(item: Item, *, judgments_per_item: int | None = None) -> list[str]:
@@ -61,15 +61,20 @@ def recompute_locked(item: Item, *, judgments_per_item: int | None = None) -> li
     freshly locked instance. Returns the names of the fields that changed (empty: it was consistent)."""
     if judgments_per_item is None:
         judgments_per_item = Campaign.objects.values_list("judgments_per_item", flat=True).get(pk=item.campaign_id)
-    derived = derive_from_database(item, judgments_per_item)
+    changed = apply_state(item, derive_from_database(item, judgments_per_item))
+    if changed:
+        item.save(update_fields=[*changed, "updated_at"])
+    return changed
+
+
+def apply_state(item: Item, derived: ItemState) -> list[str]:
+    """Set ``derived`` on ``item`` (not saved); returns the names of the fields that changed."""
     changed = []
     for field, value in zip(STATE_FIELDS, (derived.status, derived.label, derived.origin, derived.num_judgments,
                                            derived.num_active)):
         if getattr(item, field) != value:
             setattr(item, field, value)
             changed.append(field)
-    if changed:
-        item.save(update_fields=[*changed, "updated_at"])
     return changed
 
 
@@ -110,7 +115,7 @@ def find_inconsistent_items(campaign: Campaign) -> list[Mismatch]:
     for item in Item.objects.filter(campaign=campaign).only(
         "pk", "is_gold", "flags", "status", "label", "label_origin", "num_judgments", "num_active"
     ).order_by("pk").iterator(chunk_size=5000):
-        derived = derive_item_state(_facts(item, campaign.judgments_per_item, answers.get(item.pk, ()),
+        derived = derive_item_state(item_facts(item, campaign.judgments_per_item, answers.get(item.pk, ()),
                                            open_handouts.get(item.pk, 0), adjudications.get(item.pk)))
         if derived != stored_state(item):
             found.append(Mismatch(item.pk, stored_state(item), derived))
