@@ -10,8 +10,9 @@ model training: the benchmark is about the web layer), creates a campaign and, p
 API tokens. It starts gunicorn on 127.0.0.1 (``--workers``, default one per core) with DATABASE_URL set and runs
 N simulated annotators per level, each looping next-item -> submit (Y/N + an allow-listed source URL) for
 ``--seconds`` (and at most ``--max-requests`` requests each). It prints requests/s and p50/p95/p99 latency per
-endpoint and the errors, then checks the database: no item with more than two judgments, no person with two
-judgments of one item, every accepted submit (2xx) stored exactly once. Loopback only; the server is stopped
+endpoint and the errors, the server's CPU per request and per judged item (``--next-in-submit``: each submit asks
+for the next hand-out, one request per item as the judging page does), then checks the database: no item with more
+than two judgments, no person with two judgments of one item, every accepted submit (2xx) stored exactly once. Loopback only; the server is stopped
 and (unless ``--keep``) the database dropped at the end. Exit status 1 on any violation.
 
 ``--published``: the replay of the published FB15k-237 campaign (``--shared-data``/fb15k-237-pooled), same
@@ -119,19 +120,21 @@ def make_annotators(campaign, prefix: str, count: int) -> list[str]:
 # --- server --------------------------------------------------------------------------------------------
 
 async def annotator(client, base: str, campaign: str, token: str, stats: Stats, deadline: float, max_requests: int,
-                    rng: random.Random, think: float = 0.0) -> None:
+                    rng: random.Random, think: float = 0.0, next_in_submit: bool = False) -> None:
     async def call(endpoint: str, url: str, **kw):
         return await timed_post(client, stats, token, endpoint, url, **kw)
 
     if think:  # ramp-up: annotators arrive over the first think period instead of all in the same millisecond
         await asyncio.sleep(rng.uniform(0, think))
     made = 0
+    body = None  # next_in_submit: the hand-out the last submit brought
     while time.monotonic() < deadline and made < max_requests:
-        made += 1
-        handed = await call("next-item", f"{base}/api/campaigns/{campaign}/next-item/")
-        if handed is None or handed.status_code != 200:
-            continue
-        body = handed.json()
+        if body is None:
+            made += 1
+            handed = await call("next-item", f"{base}/api/campaigns/{campaign}/next-item/")
+            if handed is None or handed.status_code != 200:
+                continue
+            body = handed.json()
         if body["item"] is None:
             return
         # Work is addressed by its hand-out id (older API versions: by the item id).
@@ -145,17 +148,22 @@ async def annotator(client, base: str, campaign: str, token: str, stats: Stats, 
         made += 1
         answer = rng.choice("YN")
         source = rng.choice(SOURCES).format(n=rng.randrange(10**6))
-        response = await call("submit", f"{base}/api/campaigns/{campaign}/{path}/judgment/",
-                              json={"answer": answer, "source_url": source, "request_id": body["request_id"]})
+        payload = {"answer": answer, "source_url": source, "request_id": body["request_id"]}
+        if next_in_submit:
+            payload["next"] = True
+        response = await call("submit", f"{base}/api/campaigns/{campaign}/{path}/judgment/", json=payload)
+        body = None
         if response is not None and response.status_code in (200, 201):
             key = (token, *key)
             if response.status_code == 201:
                 stats.accepted_count += 1
             stats.accepted[key] = answer
+            if next_in_submit:
+                body = response.json().get("next")  # None (a refused next): ask next-item again
 
 
 async def run_level(base: str, campaign: str, tokens: list[str], seconds: float, max_requests: int, seed: int,
-                    think: float = 0.0) -> tuple[Stats, float]:
+                    think: float = 0.0, next_in_submit: bool = False) -> tuple[Stats, float]:
     import httpx
 
     stats = Stats()
@@ -164,7 +172,8 @@ async def run_level(base: str, campaign: str, tokens: list[str], seconds: float,
         start = time.monotonic()
         deadline = start + seconds
         await asyncio.gather(*(annotator(client, base, campaign, token, stats, deadline, max_requests,
-                                         random.Random(seed * 1000 + i), think) for i, token in enumerate(tokens)))
+                                         random.Random(seed * 1000 + i), think, next_in_submit)
+                               for i, token in enumerate(tokens)))
         elapsed = time.monotonic() - start
     return stats, elapsed
 
@@ -206,7 +215,8 @@ def main_load(args) -> int:
             for n in args.levels:
                 before = cpu.snapshot()
                 stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n)], args.seconds,
-                                                       args.max_requests, args.seed + n, args.think))
+                                                       args.max_requests, args.seed + n, args.think,
+                                                       args.next_in_submit))
                 after = cpu.snapshot()
                 spent, lost = ServerCpu.spent(before, after)
                 web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
@@ -218,7 +228,8 @@ def main_load(args) -> int:
                 print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s "
                       f"(gunicorn {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
                       f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
-                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
+                      f"{1000 * spent / max(stats.accepted_count, 1):.2f} ms per judged item "
+                      f"({stats.accepted_count} accepted submits); load average {os.getloadavg()[0]:.1f}", flush=True)
         finally:
             if cpu is not None:
                 cpu.close()
@@ -275,6 +286,9 @@ def parse(argv=None):
                         help="--published: replay only the pool entries of the first sampled triples' questions, "
                              "about this many (default: the whole pool)")
     parser.add_argument("--progress", type=float, default=10.0, help="--published: seconds between progress lines")
+    parser.add_argument("--next-in-submit", action="store_true",
+                        help="levels: each submit asks for the next hand-out (\"next\": true, one request per item, "
+                             "as the judging page and Client.judge(next=True)); default: next-item -> submit")
     parser.add_argument("--separate-next", action="store_true",
                         help="--published: a next-item request per item (default: each submit asks for the next "
                              "hand-out in its answer, one round trip per item)")

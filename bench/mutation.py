@@ -48,6 +48,23 @@ TESTS: dict[str, list[str]] = {
     "evaluation/core/macro.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
                                  "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
                                  "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
+    # the macro measure modules are reached through macro.evaluate / trec_eval(): the same files as macro.py
+    "evaluation/core/macro_rank.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
+                                      "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+                                      "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/macro_gain.py": ["tests/test_eval_macro_gain_levels.py", "tests/test_eval_macro_bpref_infap.py",
+                                      "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_pytrec.py",
+                                      "tests/test_eval_macro_summary.py", "tests/test_eval_trec_options.py",
+                                      "tests/test_eval_trec_measures_pytrec.py"],
+    # (test_eval_macro_ranx.py left out: ~55 s a run)
+    "evaluation/core/judged_ranking.py": ["tests/test_eval_judged_ranking_core.py",
+                                          "tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
+                                          "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+                                          "tests/test_eval_trec_options.py", "tests/test_eval_trec_ties.py",
+                                          "tests/test_eval_trec_nan_scores.py",
+                                          "tests/test_eval_trec_measures_pytrec.py"],
+    # (test_evaluation_report_summary.py, the report page, needs the database: left out)
+    "evaluation/core/summary.py": ["tests/test_eval_summary_core.py"],
     "evaluation/core/rank_family.py": ["tests/test_eval_rank_family_hand.py", "tests/test_eval_rank_family_pykeen.py"],
     "evaluation/core/trec.py": ["tests/test_eval_trec_io.py", "tests/test_eval_trec_nan_scores.py",
                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_ties.py",
@@ -67,9 +84,16 @@ TESTS: dict[str, list[str]] = {
                                             "tests/test_annotation_cant_tell.py"],
     "annotation/services/judging.py": ["tests/test_annotation_judging_rules.py", "tests/test_annotation_judging.py",
                                        "tests/test_annotation_cant_tell.py"],
+    "annotation/services/distribution.py": ["tests/test_annotation_distribution_rules.py",
+                                            "tests/test_annotation_work_distribution.py",
+                                            "tests/test_annotation_stale_hand_outs.py"],
+    "pooling/engine/questions.py": ["tests/test_engine_questions_rules.py", "tests/test_engine_questions.py",
+                                    "tests/test_known_answers_few_questions.py"],
+    "pooling/engine/categories.py": ["tests/test_engine_categories_rules.py", "tests/test_engine_categories.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
-NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py"}
+NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",
+                          "annotation/services/distribution.py"}
 
 
 def pytest_command(test_files: list[str], django: bool) -> str:

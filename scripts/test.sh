@@ -31,6 +31,12 @@ export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$PWD/.venv/numba-cache}
 export KGPOOL_VAR_DIR=$(mktemp -d /tmp/kgpool-test-XXXXXX)
 trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT
 
+# Tests run in parallel processes (pytest-xdist), one per core by default; KGPOOL_TEST_WORKERS=1 runs them in this
+# process. Each process has its own test database (pytest-django adds _gw0, _gw1...), queues and temporary files.
+WORKERS=${KGPOOL_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+PARALLEL=()
+if [ "$WORKERS" -gt 1 ]; then PARALLEL=(-n "$WORKERS"); fi
+
 # A test skipped for a reason not allowed in tests/allowed_skips.txt fails the pass (tests/_allowed_skips.py;
 # pytest.ini's -ra lists every skip with its reason).
 ALLOWED_SKIPS=always
@@ -38,10 +44,10 @@ ALLOWED_SKIPS=always
 
 echo "== tests on SQLite (embedded default, Celery eager)"
 KGPOOL_ALLOWED_SKIPS=$ALLOWED_SKIPS,sqlite \
-  env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"
+  env -u DATABASE_URL -u CELERY_BROKER_URL .venv/bin/python -m pytest "${PARALLEL[@]}" "$@"
 
 echo "== tests on PostgreSQL, real Celery worker on Redis (the tests that use the database)"
 KGPOOL_ALLOWED_SKIPS=$ALLOWED_SKIPS KGPOOL_ONLY_DATABASE_TESTS=1 \
 DATABASE_URL=${KGPOOL_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/kgpool} \
 KGPOOL_TEST_BROKER_URL=${KGPOOL_TEST_BROKER_URL:-redis://127.0.0.1:6379/15} \
-  env -u CELERY_BROKER_URL .venv/bin/python -m pytest "$@"
+  env -u CELERY_BROKER_URL .venv/bin/python -m pytest "${PARALLEL[@]}" "$@"

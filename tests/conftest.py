@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests._allowed_skips"]
+pytest_plugins = ["tests._allowed_skips", "tests._hypothesis_replay"]
 
 SHARED_DATA = Path(os.environ.get("KGPOOL_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
 

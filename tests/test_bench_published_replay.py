@@ -11,27 +11,17 @@ Needs httpx (bench/requirements-load.txt). FB15k-237 is imported into the test d
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 from django.db import connection
 
+from tests._spy_support import bench_module
 
 pytestmark = [pytest.mark.slow]
-
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "load_published.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_load_published", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from bench_module("load_published.py")
 
 
 def test_select_pool_takes_whole_questions_in_sample_order(bench):

@@ -126,6 +126,13 @@ def test_hand_computed_rbp_yaap_unj_mr() -> None:
     assert values["relstring"] == "1-01"
 
 
+def test_relstring_digits_up_to_nine() -> None:
+    # levels 8, 9, 10, 11 and 0 in rank order: a digit up to 9, ">" above it
+    qrels = {"q": {"a": 8, "b": 9, "c": 10, "d": 11, "e": 0}}
+    run = {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}}
+    assert ours(qrels, run, ["relstring"]).per_query["relstring"][0] == "89>>0"
+
+
 def test_mean_rank_when_nothing_relevant_is_retrieved() -> None:
     qrels = {"a": {"x": 1}, "b": {"y": 0}}
     run = {"a": {"u1": 2.0, "u2": 1.0}, "b": {"y": 1.0}}

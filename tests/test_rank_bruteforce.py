@@ -129,7 +129,7 @@ def test_unsorted_duplicated_filter_and_float64_scores() -> None:
     np.testing.assert_array_equal(result.num_candidates, [4, 3])
 
 
-@pytest.mark.parametrize("sort_from", [1, 16, 10**9])
+@pytest.mark.parametrize("sort_from", [1, 3, ranking._SORT_FROM_TARGETS, 16, 10**9])
 @pytest.mark.parametrize("integer_scores", [True, False])
 def test_many_targets_per_question(integer_scores: bool, sort_from: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # leftover targets are counted per row view or, from sort_from targets on, by binary search

@@ -95,8 +95,10 @@ def _ideal_with_pairs(ctx: MeasureContext, pairs: dict[int, float], stop_on_any_
         present = level < levels_present
         level_count = np.zeros((len(rows), len(level)), dtype=np.int64)
         level_count[:, present] = counts[rows][:, level[present]]
-        if stop_on_any_level:  # m_ndcg_p.c: the walk stops at the first non-positive gain it reaches
-            stops = np.broadcast_to(gain <= 0, level_count.shape)
+        if stop_on_any_level:  # m_ndcg_p.c: the walk stops at the first non-positive gain it moves to; it
+            # starts on the top level and checks that one's gain only when the level has docs
+            stops = np.broadcast_to(gain <= 0, level_count.shape).copy()
+            stops[:, :1] &= level_count[:, :1] > 0
         else:  # m_ndcg.c: levels without docs are skipped; a top gain <= 0 means no ideal at all
             stops = (level_count > 0) & (gain <= 0)
         keep = (level_count > 0) & (gain > 0) & ~(np.cumsum(stops, axis=1) > 0)

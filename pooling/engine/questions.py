@@ -38,7 +38,7 @@ def as_triples(triples: np.ndarray | Sequence[Sequence[int]]) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # keeps the __eq__ and `__hash__ = None` below (eq=True put a field hash)
 class Ragged:
     """A list of integer sets in CSR form: row ``i`` is ``values[offsets[i]:offsets[i + 1]]``."""
 
@@ -138,7 +138,7 @@ class Ragged:
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # keeps the __eq__ and `__hash__ = None` below (eq=True put a field hash)
 class Questions:
     """Q questions as parallel arrays: ``anchor`` (the known entity), ``relation`` and ``side``."""
 
