@@ -120,7 +120,7 @@ class Role(models.TextChoices):
 class Membership(models.Model):
     """A user's role in a campaign (one row per role)."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships", db_index=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_memberships")
     role = models.CharField(max_length=12, choices=Role.choices)
     added_at = models.DateTimeField(auto_now_add=True)
@@ -156,8 +156,11 @@ class Item(models.Model):
         IMPORTED = "imported", "imported"
         AUDIT = "audit", "audit (expert majority)"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
-    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, null=True, blank=True, related_name="items")
+    # campaign and entry: no index of their own, the composite ones below lead with them (each write of an item
+    # updates every index of the table: the claim and the submit update an item per request, issue 21)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items", db_index=False)
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, null=True, blank=True, related_name="items",
+                              db_index=False)
     head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
     relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+", db_index=False)
     tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -216,9 +219,11 @@ class Assignment(models.Model):
         EXPIRED = "expired", "expired"
         CANCELLED = "cancelled", "cancelled"
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # item and user: no index of their own, assignment_once_per_user and assignment_user_state lead with them
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     # PROTECT: deleting a user with hand-outs left their items' counters counting ghosts (deactivate instead)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments",
+                             db_index=False)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.JUDGE)
     state = models.CharField(max_length=9, choices=State.choices, default=State.OPEN)
     handed_out_at = models.DateTimeField()
@@ -304,7 +309,7 @@ class Adjudication(models.Model):
 class ExpertReview(models.Model):
     """An expert's blind relabel of an item in the audit sample (SPEC 4.2)."""
 
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="expert_reviews")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="expert_reviews", db_index=False)
     expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="expert_reviews")
     label = models.CharField(max_length=1, choices=Label.choices, blank=True, help_text="Blank until the expert answers")
     comment = models.TextField(blank=True)
@@ -336,13 +341,19 @@ class LabelVersion(models.Model):
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="label_versions")
     kind = models.CharField(max_length=12, choices=Kind.choices)
-    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
-    adjudication = models.ForeignKey(Adjudication, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
-    expert_review = models.ForeignKey(ExpertReview, on_delete=models.PROTECT, null=True, blank=True, related_name="versions")
+    # the nullable references are indexed where set only (Meta.indexes): a version names one subject, and a row
+    # written skips the indexes of the other two (and of changed_by when a program wrote it)
+    judgment = models.ForeignKey(Judgment, on_delete=models.PROTECT, null=True, blank=True, related_name="versions",
+                                 db_index=False)
+    adjudication = models.ForeignKey(Adjudication, on_delete=models.PROTECT, null=True, blank=True,
+                                     related_name="versions", db_index=False)
+    expert_review = models.ForeignKey(ExpertReview, on_delete=models.PROTECT, null=True, blank=True,
+                                      related_name="versions", db_index=False)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+",
                                help_text="Whose label it is: the annotator, adjudicator or expert")
     changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
-                                   related_name="+", help_text="Who made this change (blank: a program)")
+                                   related_name="+", help_text="Who made this change (blank: a program)",
+                                   db_index=False)
     changed_at = models.DateTimeField()
     reason = models.CharField(max_length=12, choices=Reason.choices)
     note = models.TextField(blank=True, help_text="Why the change was made (required for admin edits)")
@@ -365,6 +376,10 @@ class LabelVersion(models.Model):
                 name="label_version_one_subject",
             ),
         ]
+        indexes = [
+            models.Index(fields=[name], name=f"version_{name}", condition=Q(**{f"{name}__isnull": False}))
+            for name in ("judgment", "adjudication", "expert_review", "changed_by")
+        ]
 
     def save(self, *args, **kwargs) -> None:
         if not self._state.adding:
@@ -383,7 +398,7 @@ class AuditItem(models.Model):
     label and its origin are kept as they were when drawn, so the audit report does not move if expert labels
     are later applied."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="audit_items")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="audit_items", db_index=False)
     item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="audit")
     position = models.PositiveIntegerField(help_text="Order in which experts are served the sample (shuffled)")
     final_label = models.CharField(max_length=1, choices=Label.choices)
@@ -407,7 +422,8 @@ class QuestionTemplate(models.Model):
 
     kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="question_templates")
     relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="question_templates")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="templates")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="templates",
+                                 db_index=False)
     text = models.CharField(max_length=500)
     is_generated = models.BooleanField(default=True, help_text="Written by the default generator, not by a person")
     updated_at = models.DateTimeField(auto_now=True)

@@ -18,7 +18,7 @@ class EvaluationRun(models.Model):
         DONE = "done", "done"
         FAILED = "failed", "failed"
 
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="evaluation_runs")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="evaluation_runs", db_index=False)
     name = models.CharField(max_length=200, blank=True)
     systems = models.ManyToManyField(System, related_name="evaluation_runs")
     labels_file = models.CharField(max_length=1000, blank=True,

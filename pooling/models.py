@@ -39,7 +39,7 @@ class KnowledgeGraph(models.Model):
 
 
 class Entity(models.Model):
-    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="entities")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="entities", db_index=False)
     index = models.PositiveIntegerField(help_text="Position in the KG's arrays (0..E-1)")
     key = models.CharField(max_length=255, help_text="Identifier in the dataset, e.g. a Freebase mid")
     name = models.CharField(max_length=500)
@@ -62,7 +62,7 @@ class Entity(models.Model):
 
 
 class Relation(models.Model):
-    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="relations")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="relations", db_index=False)
     index = models.PositiveIntegerField()
     key = models.CharField(max_length=500)
     text = models.CharField(max_length=500, blank=True, help_text="Readable form of the relation")
@@ -81,7 +81,7 @@ class Relation(models.Model):
 
 
 class Triple(models.Model):
-    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="triples")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="triples", db_index=False)
     head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
     relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+", db_index=False)
     tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -121,7 +121,7 @@ class System(models.Model):
         READY = "ready", "ready"
         FAILED = "failed", "failed"
 
-    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="systems")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="systems", db_index=False)
     name = models.SlugField(max_length=100)
     architecture = models.CharField(max_length=50, blank=True, help_text="transe, distmult, ... (blank for imported runs)")
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.TRAINED)
@@ -154,7 +154,7 @@ class Sample(models.Model):
         STRATIFIED = "stratified", "stratified by relation (seeded)"
         FILE = "file", "from a file"
 
-    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="samples")
+    kg = models.ForeignKey(KnowledgeGraph, on_delete=models.CASCADE, related_name="samples", db_index=False)
     name = models.SlugField(max_length=100)
     method = models.CharField(max_length=10, choices=Method.choices)
     seed = models.IntegerField(null=True, blank=True)
@@ -176,7 +176,7 @@ class Sample(models.Model):
 class SampleTriple(models.Model):
     """One sampled test triple; ``test_index`` is its 0-based line in the KG's test split."""
 
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="triples")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="triples", db_index=False)
     position = models.PositiveIntegerField(help_text="0..size-1, ascending test index")
     test_index = models.PositiveIntegerField()
     head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
@@ -206,7 +206,7 @@ class Question(models.Model):
         HEAD = 0, "head"
         TAIL = 1, "tail"
 
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="questions")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="questions", db_index=False)
     qid = models.CharField(max_length=20)
     position = models.PositiveIntegerField()
     side = models.PositiveSmallIntegerField(choices=Side.choices)
@@ -232,7 +232,7 @@ class Ranking(models.Model):
     Rows of the arrays follow ``Question.position``; targets are the sample's answers of each question.
     """
 
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="rankings")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="rankings", db_index=False)
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="rankings")
     k = models.PositiveIntegerField()
     filter = models.CharField(max_length=200, default="train+valid+test", help_text="Known triples removed from the candidates")
@@ -267,7 +267,7 @@ class Pool(models.Model):
         BUILT = "built", "built here"
         IMPORTED = "imported", "imported"
 
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="pools")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="pools", db_index=False)
     name = models.CharField(max_length=200)
     depth = models.PositiveIntegerField(help_text="k: top-k candidates of each system for each question")
     systems = models.ManyToManyField(System, related_name="pools")
@@ -294,7 +294,7 @@ class Pool(models.Model):
 class PoolChunk(models.Model):
     """One finished ranking task of a pool build: (system, chunk of questions) -> a top-k file."""
 
-    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="chunks")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="chunks", db_index=False)
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
     index = models.PositiveIntegerField()
     result_file = models.CharField(max_length=500)
@@ -307,7 +307,7 @@ class PoolChunk(models.Model):
 class PoolEntry(models.Model):
     """One pooled candidate triple; ``depth`` = best (smallest) rank at which any system retrieved it."""
 
-    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="entries")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="entries", db_index=False)
     head = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
     relation = models.ForeignKey(Relation, on_delete=models.CASCADE, related_name="+", db_index=False)
     tail = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -338,12 +338,12 @@ class PoolHit(models.Model):
     Every entry has at least one hit, so ``hits`` also tells which sampled question(s) an entry answers.
     """
 
-    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="hits")
+    entry = models.ForeignKey(PoolEntry, on_delete=models.CASCADE, related_name="hits", db_index=False)
     # RESTRICT: a pooled system cannot be deleted while its pool exists (its hits are the provenance that the
     # exports of judged triples list); delete the pool first, which is refused while the pool has judgments.
     # (Deleting the whole KG, which takes the pool's hits along, stays possible.)
     system = models.ForeignKey(System, on_delete=models.RESTRICT, related_name="+", null=True, blank=True,
-                               help_text="Null: imported pool entry without system information")
+                               help_text="Null: imported pool entry without system information", db_index=False)
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
     rank = models.PositiveIntegerField(null=True, blank=True)
 
