@@ -79,8 +79,11 @@ def test_pages_work_under_the_policy_without_violations(tmp_path, live_server, b
     assert bars and all(bar.bounding_box()["width"] > 50 for bar in bars)  # styled by the static CSS
     page.goto(f"{base}/manage/templates/")
     field = page.query_selector("input[data-relation]")
-    with page.expect_response(lambda r: "/manage/templates/preview/" in r.url):
-        field.fill("Is [H] a citizen of [T]?")  # templates.js fetches a live preview
+    # templates.js previews the saved text on focus, then the typed one 250 ms after the last keystroke: wait for
+    # the typed one (an invalid text answers 400, which the browser logs as a console error)
+    with page.expect_response(lambda r: "/manage/templates/preview/" in r.url and "citizen" in r.url) as typed:
+        field.fill("Is {head} a citizen of {tail}?")
+    assert typed.value.status == 200
     page.goto(f"{base}/manage/quality/")
     page.goto(f"{base}/manage/agreement/")
     with page.expect_response(lambda r: r.url.endswith(f"/evaluation/{run.pk}/progress.json"), timeout=10000):
