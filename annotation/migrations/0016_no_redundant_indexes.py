@@ -4,6 +4,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from kgpool.migration_ops import drop_field_indexes
+
 
 class Migration(migrations.Migration):
 
@@ -14,65 +16,71 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
-            model_name='assignment',
-            name='item',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.item'),
-        ),
-        migrations.AlterField(
-            model_name='assignment',
-            name='user',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='assignments', to=settings.AUTH_USER_MODEL),
-        ),
-        migrations.AlterField(
-            model_name='audititem',
-            name='campaign',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='audit_items', to='annotation.campaign'),
-        ),
-        migrations.AlterField(
-            model_name='expertreview',
-            name='item',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='expert_reviews', to='annotation.item'),
-        ),
-        migrations.AlterField(
-            model_name='item',
-            name='campaign',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.campaign'),
-        ),
-        migrations.AlterField(
-            model_name='item',
-            name='entry',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='items', to='pooling.poolentry'),
-        ),
-        migrations.AlterField(
-            model_name='labelversion',
-            name='adjudication',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.adjudication'),
-        ),
-        migrations.AlterField(
-            model_name='labelversion',
-            name='changed_by',
-            field=models.ForeignKey(blank=True, db_index=False, help_text='Who made this change (blank: a program)', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
-        ),
-        migrations.AlterField(
-            model_name='labelversion',
-            name='expert_review',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.expertreview'),
-        ),
-        migrations.AlterField(
-            model_name='labelversion',
-            name='judgment',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.judgment'),
-        ),
-        migrations.AlterField(
-            model_name='membership',
-            name='campaign',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotation.campaign'),
-        ),
-        migrations.AlterField(
-            model_name='questiontemplate',
-            name='campaign',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='templates', to='annotation.campaign'),
+        # the indexes only: AlterField would copy each table on SQLite (kgpool.migration_ops)
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+            migrations.AlterField(
+                model_name='assignment',
+                name='item',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.item'),
+            ),
+            migrations.AlterField(
+                model_name='assignment',
+                name='user',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='assignments', to=settings.AUTH_USER_MODEL),
+            ),
+            migrations.AlterField(
+                model_name='audititem',
+                name='campaign',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='audit_items', to='annotation.campaign'),
+            ),
+            migrations.AlterField(
+                model_name='expertreview',
+                name='item',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='expert_reviews', to='annotation.item'),
+            ),
+            migrations.AlterField(
+                model_name='item',
+                name='campaign',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.campaign'),
+            ),
+            migrations.AlterField(
+                model_name='item',
+                name='entry',
+                field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='items', to='pooling.poolentry'),
+            ),
+            migrations.AlterField(
+                model_name='labelversion',
+                name='adjudication',
+                field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.adjudication'),
+            ),
+            migrations.AlterField(
+                model_name='labelversion',
+                name='changed_by',
+                field=models.ForeignKey(blank=True, db_index=False, help_text='Who made this change (blank: a program)', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            ),
+            migrations.AlterField(
+                model_name='labelversion',
+                name='expert_review',
+                field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.expertreview'),
+            ),
+            migrations.AlterField(
+                model_name='labelversion',
+                name='judgment',
+                field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotation.judgment'),
+            ),
+            migrations.AlterField(
+                model_name='membership',
+                name='campaign',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotation.campaign'),
+            ),
+            migrations.AlterField(
+                model_name='questiontemplate',
+                name='campaign',
+                field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='templates', to='annotation.campaign'),
+            ),
+            ],
+            database_operations=[drop_field_indexes('annotation', [('assignment', 'item'), ('assignment', 'user'), ('audititem', 'campaign'), ('expertreview', 'item'), ('item', 'campaign'), ('item', 'entry'), ('labelversion', 'adjudication'), ('labelversion', 'changed_by'), ('labelversion', 'expert_review'), ('labelversion', 'judgment'), ('membership', 'campaign'), ('questiontemplate', 'campaign')])],
         ),
         migrations.AddIndex(
             model_name='labelversion',

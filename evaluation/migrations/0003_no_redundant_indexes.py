@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from kgpool.migration_ops import drop_field_indexes
+
 
 class Migration(migrations.Migration):
 
@@ -12,9 +14,15 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
-            model_name='evaluationrun',
-            name='sample',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='evaluation_runs', to='pooling.sample'),
+        # the indexes only: AlterField would copy each table on SQLite (kgpool.migration_ops)
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+            migrations.AlterField(
+                model_name='evaluationrun',
+                name='sample',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='evaluation_runs', to='pooling.sample'),
+            ),
+            ],
+            database_operations=[drop_field_indexes('evaluation', [('evaluationrun', 'sample')])],
         ),
     ]

@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from kgpool.migration_ops import drop_field_indexes
+
 
 class Migration(migrations.Migration):
 
@@ -11,69 +13,75 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
-            model_name='entity',
-            name='kg',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='entities', to='pooling.knowledgegraph'),
-        ),
-        migrations.AlterField(
-            model_name='pool',
-            name='sample',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='pools', to='pooling.sample'),
-        ),
-        migrations.AlterField(
-            model_name='poolchunk',
-            name='pool',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='pooling.pool'),
-        ),
-        migrations.AlterField(
-            model_name='poolentry',
-            name='pool',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='pooling.pool'),
-        ),
-        migrations.AlterField(
-            model_name='poolhit',
-            name='entry',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='hits', to='pooling.poolentry'),
-        ),
-        migrations.AlterField(
-            model_name='poolhit',
-            name='system',
-            field=models.ForeignKey(blank=True, db_index=False, help_text='Null: imported pool entry without system information', null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='pooling.system'),
-        ),
-        migrations.AlterField(
-            model_name='question',
-            name='sample',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='pooling.sample'),
-        ),
-        migrations.AlterField(
-            model_name='ranking',
-            name='system',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='pooling.system'),
-        ),
-        migrations.AlterField(
-            model_name='relation',
-            name='kg',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='relations', to='pooling.knowledgegraph'),
-        ),
-        migrations.AlterField(
-            model_name='sample',
-            name='kg',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='samples', to='pooling.knowledgegraph'),
-        ),
-        migrations.AlterField(
-            model_name='sampletriple',
-            name='sample',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='triples', to='pooling.sample'),
-        ),
-        migrations.AlterField(
-            model_name='system',
-            name='kg',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='systems', to='pooling.knowledgegraph'),
-        ),
-        migrations.AlterField(
-            model_name='triple',
-            name='kg',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='triples', to='pooling.knowledgegraph'),
+        # the indexes only: AlterField would copy each table on SQLite (kgpool.migration_ops)
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+            migrations.AlterField(
+                model_name='entity',
+                name='kg',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='entities', to='pooling.knowledgegraph'),
+            ),
+            migrations.AlterField(
+                model_name='pool',
+                name='sample',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='pools', to='pooling.sample'),
+            ),
+            migrations.AlterField(
+                model_name='poolchunk',
+                name='pool',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='pooling.pool'),
+            ),
+            migrations.AlterField(
+                model_name='poolentry',
+                name='pool',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='pooling.pool'),
+            ),
+            migrations.AlterField(
+                model_name='poolhit',
+                name='entry',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='hits', to='pooling.poolentry'),
+            ),
+            migrations.AlterField(
+                model_name='poolhit',
+                name='system',
+                field=models.ForeignKey(blank=True, db_index=False, help_text='Null: imported pool entry without system information', null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='pooling.system'),
+            ),
+            migrations.AlterField(
+                model_name='question',
+                name='sample',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='pooling.sample'),
+            ),
+            migrations.AlterField(
+                model_name='ranking',
+                name='system',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='pooling.system'),
+            ),
+            migrations.AlterField(
+                model_name='relation',
+                name='kg',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='relations', to='pooling.knowledgegraph'),
+            ),
+            migrations.AlterField(
+                model_name='sample',
+                name='kg',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='samples', to='pooling.knowledgegraph'),
+            ),
+            migrations.AlterField(
+                model_name='sampletriple',
+                name='sample',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='triples', to='pooling.sample'),
+            ),
+            migrations.AlterField(
+                model_name='system',
+                name='kg',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='systems', to='pooling.knowledgegraph'),
+            ),
+            migrations.AlterField(
+                model_name='triple',
+                name='kg',
+                field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='triples', to='pooling.knowledgegraph'),
+            ),
+            ],
+            database_operations=[drop_field_indexes('pooling', [('entity', 'kg'), ('pool', 'sample'), ('poolchunk', 'pool'), ('poolentry', 'pool'), ('poolhit', 'entry'), ('poolhit', 'system'), ('question', 'sample'), ('ranking', 'system'), ('relation', 'kg'), ('sample', 'kg'), ('sampletriple', 'sample'), ('system', 'kg'), ('triple', 'kg')])],
         ),
     ]
