@@ -44,7 +44,10 @@ def _columns_sql(columns: tuple[str, ...]) -> str:
 
 def _entity_rows(kg: KnowledgeGraph, data: KGData) -> Iterator[tuple]:
     for index, key in enumerate(data.entity_keys):
-        info = data.entities[key]
+        info = data.entities.stored(key)
+        if info is None:  # no metadata file names it (most entities of a large synthetic or bare graph)
+            yield (kg.pk, index, key, key, "", "", "", "[]")
+            continue
         types = json.dumps(info.types) if info.types else "[]"
         yield (kg.pk, index, key, info.name, info.description, info.url, info.wikidata_id, types)
 
