@@ -164,6 +164,11 @@ def test_stability_defaults_and_edges():
     truth = np.arange(n) % 3 == np.arange(n) // 150  # system s: items with i % 3 == s positive
     rows = ranking_stability(pool, np.arange(n), truth)  # step 200, points 6: 450, 250, 50
     assert [(row["labels"], row["previous"]) for row in rows] == [(450, 250), (250, 50)]
+    # enough labels for every point: 6 rows, 200 labels apart, the newest first
+    n = 1500
+    pool = PoolView.build(n, range(n), np.arange(n) % 3, [0] * n, [1] * n, num_systems=3, num_questions=1)
+    rows = ranking_stability(pool, np.arange(n), np.arange(n) % 7 == 0)
+    assert [(row["labels"], row["previous"]) for row in rows] == [(1500 - 200 * k, 1300 - 200 * k) for k in range(6)]
     # one system: no ranking to compare
     one = PoolView.build(3, [0, 1, 2], [0, 0, 0], [0, 0, 0], [1, 2, 3], num_systems=1, num_questions=1)
     rows = ranking_stability(one, [0, 1, 2], np.array([True, False, True]), step=1, points=2)
