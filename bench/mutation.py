@@ -94,6 +94,15 @@ TESTS: dict[str, list[str]] = {
     "annotation/lib/item_state.py": ["tests/test_annotation_item_state_rules.py"],
     "annotation/lib/undo.py": ["tests/test_annotation_undo_rules.py"],
     "annotation/lib/judging_progress.py": ["tests/test_judging_progress_rules.py"],
+    "annotation/lib/judging_order.py": ["tests/test_judging_order_rules.py", "tests/test_judging_order_choice.py",
+                                        "tests/test_judging_order_cal.py", "tests/test_judging_simulation_replay.py",
+                                        "tests/test_reusability_leave_one_out.py"],
+    "annotation/lib/type_rule.py": ["tests/test_annotation_type_rule_rules.py", "tests/test_annotation_type_rule.py"],
+    "annotation/lib/cal_order.py": ["tests/test_judging_order_cal_rules.py", "tests/test_judging_order_cal.py"],
+    "annotation/lib/judging_pool.py": ["tests/test_judging_pool_rules.py", "tests/test_judging_order_choice.py"],
+    "annotation/lib/templates.py": ["tests/test_annotation_templates_rules.py"],
+    "annotation/lib/guidelines.py": ["tests/test_annotation_templates_rules.py",
+                                     "tests/test_annotation_guidelines_markdown.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",
