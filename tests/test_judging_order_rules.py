@@ -275,3 +275,22 @@ def test_orders_that_share_one_view_agree_with_fresh_views(seed):
     for order in ("move_to_front", "maxmean_question", "maxmean", "kg_aware", "move_to_front", "maxmean_question"):
         fresh, _, _ = random_pool(seed)
         assert order_keys(order, shared, state, seed).tolist() == order_keys(order, fresh, state, seed).tolist(), order
+
+
+def test_an_item_without_hits_comes_after_every_item_with_one():
+    # one system: items 0 (rank 1) and 1 (rank 2, the smallest key a hit can get: 0) have hits, item 2 none
+    pool = PoolView.build(3, [0, 1], [0, 0], [0, 0], [1, 2], num_systems=1, num_questions=1, depth=[1, 2, 1])
+    for order in ("move_to_front", "maxmean", "maxmean_question"):
+        for seed in range(6):
+            assert order_items(order, pool, JudgingState.empty(3), seed=seed).tolist() == [0, 1, 2], (order, seed)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 10, 100, 1999, 2000])
+def test_limit_on_a_large_pool_is_the_head_of_the_full_order(limit):
+    # 2,000 items at distinct depths in a shuffled order: small arrays are partitioned like a full sort, large not
+    rng = np.random.default_rng(limit)
+    n = 2000
+    pool = PoolView.build(n, range(n), [0] * n, [0] * n, rng.permutation(n) + 1, num_systems=1, num_questions=1)
+    full = order_items("depth", pool, JudgingState.empty(n), seed=1).tolist()
+    assert full == np.argsort(pool.depth, kind="stable").tolist()
+    assert order_items("depth", pool, JudgingState.empty(n), seed=1, limit=limit).tolist() == full[:limit]
