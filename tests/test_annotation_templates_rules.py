@@ -162,3 +162,23 @@ def test_guidelines_digest_is_the_sha256_of_the_stripped_texts():
     assert guidelines.guidelines_digest("  ", {"r": "t"}) == hashlib.sha256(only_relations.encode("utf-8")).hexdigest()
     assert guidelines.guidelines_digest("c", {}) == hashlib.sha256(json.dumps(["c", []]).encode("utf-8")).hexdigest()
     assert guidelines.guidelines_digest("", {}) == ""
+
+
+def test_default_templates_edge_shapes():
+    # no text given: the key's own words
+    assert default_template("_hypernym") == "Is {head}'s hypernym {tail}?"
+    # two slashes make a path; a three-part mediator path takes its last part
+    assert default_template("/a/nationality") == "Is {head}'s nationality {tail}?"
+    assert default_template("/a/b/films./c/d/performance./e/f/role") == "Is {tail} the role in {head}'s films?"
+    # the text's words are joined with "_" to find the verbs
+    assert default_template("P9", "partially contains") == "Does {head} partially contain {tail}?"
+    assert default_template("P9", "split to") == "Did {head} split into {tail}?"
+    # only the last word decides the plural: "big as" ends in a two-letter word
+    assert default_template("P9", "big as") == "Is {head}'s big as {tail}?"
+
+
+def test_upper_case_x_at_the_ends_of_words_is_kept():
+    assert default_template("/a/b/boX") == "Is {head}'s boX {tail}?"
+    assert default_template("P9", "Xenon_") == "Is {head}'s Xenon {tail}?"
+    assert default_template("/a/b/boX./c/d/bo") == "Is {tail} the bo in {head}'s boX?"
+    assert default_template("/a/b/bo./c/d/boX") == "Is {tail} the boX in {head}'s bo?"
