@@ -63,8 +63,10 @@ def candidate_features(candidates: np.ndarray, relations: np.ndarray, sides: np.
     role_keys = np.concatenate([(train[:, 1] * 2 + 0) * size + train[:, 0], (train[:, 1] * 2 + 1) * size + train[:, 2]])
     keys, counts = np.unique(role_keys, return_counts=True)
     wanted = (relations * 2 + sides) * size + candidates
-    position = np.minimum(np.searchsorted(keys, wanted), max(keys.size - 1, 0))
-    role = np.where((keys.size > 0) & (keys[position] == wanted), counts[position] if keys.size else 0, 0)
+    role = np.zeros(wanted.size, dtype=np.int64)
+    if keys.size:  # (an empty train has no role: indexing the empty keys failed)
+        position = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+        role = np.where(keys[position] == wanted, counts[position], 0)
     relation_size = np.bincount(train[:, 1], minlength=int(relations.max(initial=-1)) + 1)[relations]
     return features_from_counts(degree[candidates], role, relation_size)
 
