@@ -90,6 +90,7 @@ TESTS: dict[str, list[str]] = {
     "pooling/engine/questions.py": ["tests/test_engine_questions_rules.py", "tests/test_engine_questions.py",
                                     "tests/test_known_answers_few_questions.py"],
     "pooling/engine/categories.py": ["tests/test_engine_categories_rules.py", "tests/test_engine_categories.py"],
+    "pooling/engine/sampling.py": ["tests/test_engine_sampling_rules.py", "tests/test_engine_sampling.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",
