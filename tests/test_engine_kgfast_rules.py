@@ -130,3 +130,13 @@ def test_the_limits_apply_per_kind(tmp_path):
     assert fast(folder, FieldLimits(entity_key=4, relation_key=4)) is not None
     assert fast(folder, FieldLimits(entity_key=3, relation_key=4)) is None
     assert fast(folder, FieldLimits(entity_key=4, relation_key=3)) is None
+
+
+def test_offsets_of_files_under_2_gib_take_int32(tmp_path):
+    # "half the memory of the offsets": int32 while every offset fits (a file of 2^31 - 1 bytes or more: int64)
+    folder = folder_of(tmp_path, b"a\tr\tb\n" * 20 + b"ccc\tr\td")
+    heads, relations, tails = kgfast._columns(folder / "train.txt")
+    for tokens in (heads, relations, tails):
+        assert tokens.starts.dtype == np.int32 and tokens.lengths.dtype == np.int32
+    assert heads.starts.tolist()[-2:] == [114, 120] and tails.lengths.tolist()[-2:] == [1, 1]
+    assert relations.starts.tolist()[:2] == [2, 8] and heads.lengths.tolist()[-1] == 3
