@@ -606,3 +606,64 @@ def test_wide_top_k_lists_with_many_ties_keep_ids_ascending(k, block):
                   filter=Ragged.from_lists([sorted(s) for s in filter_sets]), targets=Ragged.from_lists(target_lists),
                   k=k, entity_block=block)
     assert_matches(result, reference(scores, filter_sets, target_lists, k), k)
+
+
+def test_defaults_ten_places_and_batches_of_1024():
+    num_questions = 1025
+    scores = np.tile(np.arange(12, dtype=np.float32), (num_questions, 1))
+    seen: list[int] = []
+
+    def score(anchor, relation, side):
+        seen.append(int(anchor.numel()))
+        return torch.from_numpy(scores[anchor.numpy()])
+
+    result = rank(score, tail_questions(num_questions), num_entities=12, filter=Ragged.empty(num_questions))
+    assert seen == [1024, 1]
+    assert result.k == 10 and result.topk_entities[0].tolist() == list(range(11, 1, -1))
+
+
+def test_entity_blocks_of_one():
+    scores, questions, filter_sets, target_lists = random_case(9, 6, 7, True, True)
+    expected = reference(scores, filter_sets, target_lists, 3)
+    result = rank(score_fn_from_matrix(scores), questions, num_entities=7,
+                  filter=Ragged.from_lists([sorted(s) for s in filter_sets]), targets=Ragged.from_lists(target_lists),
+                  k=3, entity_block=1)
+    assert_matches(result, expected, 3)
+
+
+class Blocks:
+    """A score function with a score_block method, recording the (start, stop) of every block asked for."""
+
+    def __init__(self, scores: np.ndarray) -> None:
+        self.scores, self.asked = scores, []
+
+    def __call__(self, anchor, relation, side):
+        self.asked.append((0, self.scores.shape[1]))
+        return torch.from_numpy(self.scores[relation.numpy()])
+
+    def score_block(self, anchor, relation, side, start, stop):
+        self.asked.append((start, stop))
+        return torch.from_numpy(self.scores[relation.numpy(), start:stop].copy())
+
+
+def test_score_functions_with_blocks_are_called_block_by_block(block_sizes):
+    scores, questions, filter_sets, target_lists = random_case(10, 4, 5, True, False)
+    questions = tail_questions(4)
+    expected = reference(scores, filter_sets, target_lists, 2)
+    common = dict(num_entities=5, filter=Ragged.from_lists([sorted(s) for s in filter_sets]),
+                  targets=Ragged.from_lists(target_lists), k=2)
+    blocks = Blocks(scores)
+    assert_matches(rank(blocks, questions, entity_block=2, **common), expected, 2)
+    assert set(blocks.asked) == {(0, 2), (2, 4), (4, 5)}
+    blocks = Blocks(scores)
+    assert_matches(rank(blocks, questions, memory_budget=4 * 4 * 5 - 1, **common), expected, 2)
+    assert block_sizes == [(4, 5, 4 * 4 * 5 - 1, 4)]  # a score function's scores count as 4 bytes
+    assert blocks.asked == [(0, 5)]  # narrower than the minimum: no blocks
+
+
+def test_a_key_past_the_only_question():
+    scores = MatrixScores(np.zeros((1, 3), dtype=np.float32), Questions(np.array([1]), np.array([0]),
+                                                                          np.array([HEAD])))
+    for anchor, side in ((2, HEAD), (0, HEAD), (1, TAIL)):
+        with pytest.raises(KeyError):
+            scores(torch.tensor([anchor]), torch.tensor([0]), side)
