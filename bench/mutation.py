@@ -103,6 +103,15 @@ TESTS: dict[str, list[str]] = {
     "annotation/lib/templates.py": ["tests/test_annotation_templates_rules.py"],
     "annotation/lib/guidelines.py": ["tests/test_annotation_templates_rules.py",
                                      "tests/test_annotation_guidelines_markdown.py"],
+    "pooling/engine/sampling.py": ["tests/test_engine_sampling_rules.py", "tests/test_engine_sampling.py"],
+    # (torch-using; test_rank_entity_blocks.py ~17 s a run: --tests without it for the parts it does not reach)
+    "pooling/engine/ranking.py": ["tests/test_rank_ranking_rules.py", "tests/test_rank_bruteforce.py",
+                                  "tests/test_rank_result_io.py", "tests/test_rank_entity_blocks.py"],
+    # (test_import_streamed.py, the importers' streamed reads, needs the database: left out)
+    "pooling/engine/npzfiles.py": ["tests/test_engine_npzfiles_rules.py", "tests/test_engine_userfiles.py"],
+    # read_kg gives the same result whether kgfast accepts a file or declines it: the rules file calls it directly
+    # (test_fuzz_import_kg.py has a database test: left out)
+    "pooling/engine/kgfast.py": ["tests/test_engine_kgfast_rules.py", "tests/test_engine_kgfiles.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",

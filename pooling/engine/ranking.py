@@ -460,7 +460,9 @@ def entity_block_size(num_rows: int, num_entities: int, memory_budget: int, item
     if width >= num_entities:
         return None
     # as many blocks as the budget needs (fewer when that would make them narrower than the minimum)
-    blocks = -(-num_entities // width) if width > MIN_AUTO_BLOCK else max(1, num_entities // MIN_AUTO_BLOCK)
+    blocks = -(-num_entities // max(width, 1))
+    if -(-num_entities // blocks) < MIN_AUTO_BLOCK:
+        blocks = max(1, num_entities // MIN_AUTO_BLOCK)
     return -(-num_entities // blocks) if blocks > 1 else None
 
 
