@@ -71,6 +71,9 @@ def test_threshold_candidates_at_both_ends() -> None:
     # positives below the negatives: 1+ 2+ 3+ 4- 5- pooled, everything positive (3 right) beats any cut
     thresholds = learn_thresholds(np.array([3.0, 1.0, 2.0, 5.0, 4.0]), np.array([1, 1, 1, 0, 0]), np.zeros(5, int), 1)
     assert thresholds.per_relation[0] == 1.0 and thresholds.fallback == 1.0
+    # three negatives: just above the highest of them
+    thresholds = learn_thresholds(np.array([6.0, 2.0, 4.0]), np.array([0, 0, 0]), np.zeros(3, int), 1)
+    assert thresholds.per_relation[0] == np.nextafter(6.0, np.inf) and thresholds.fallback == np.nextafter(6.0, np.inf)
     # one value, both classes: 1 right either way, the smaller candidate (everything positive) wins
     thresholds = learn_thresholds(np.array([2.0, 2.0]), np.array([0, 1]), np.array([0, 0]), 1)
     assert thresholds.per_relation[0] == 2.0
