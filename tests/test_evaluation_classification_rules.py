@@ -5,6 +5,7 @@ has one, the per-group and consistency results of evaluate. Expected values are 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -74,6 +75,9 @@ def test_threshold_candidates_at_both_ends() -> None:
     # three negatives: just above the highest of them
     thresholds = learn_thresholds(np.array([6.0, 2.0, 4.0]), np.array([0, 0, 0]), np.zeros(3, int), 1)
     assert thresholds.per_relation[0] == np.nextafter(6.0, np.inf) and thresholds.fallback == np.nextafter(6.0, np.inf)
+    # tied scores stay on one side: 1- 2- 2+ -> positive iff >= 1.5 (2 of 3 right), not a cut between the 2s
+    thresholds = learn_thresholds(np.array([2.0, 1.0, 2.0]), np.array([1, 0, 0]), np.zeros(3, int), 1)
+    assert thresholds.per_relation[0] == 1.5 and thresholds.fallback == 1.5
     # one value, both classes: 1 right either way, the smaller candidate (everything positive) wins
     thresholds = learn_thresholds(np.array([2.0, 2.0]), np.array([0, 1]), np.array([0, 0]), 1)
     assert thresholds.per_relation[0] == 2.0
@@ -122,6 +126,13 @@ def test_labels_as_floats_and_booleans() -> None:
     assert math.isnan(roc_auc(np.zeros(0), np.zeros(0)))
 
 
+def test_one_class_auc_is_nan_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0 / 0 computed on the way
+        for labels in ([1, 1, 1], [0, 0, 0]):
+            assert math.isnan(roc_auc(np.array([3.0, 1.0, 2.0]), np.array(labels)))
+
+
 def test_metrics_refusals_and_groups_without_num_groups() -> None:
     with pytest.raises(ValueError, match=whole("2 labels but 3 predictions")):
         classification_metrics(np.array([1, 0]), np.array([1, 0, 1]))
@@ -140,6 +151,11 @@ def test_metrics_refusals_and_groups_without_num_groups() -> None:
     assert group["precision"][0] == 0.0 and group["precision"][2] == 1.0 and math.isnan(group["recall"][0])
     assert group["f1"][0] == 0.0 and group["f1"][2] == pytest.approx(2 / 3)
     assert (result["tp"], result["fp"], result["tn"], result["fn"], result["count"]) == (1, 1, 0, 1, 3)
+    # tp 1, fp 1, fn 1: accuracy 1 / 3, precision 1 / 2, recall 1 / 2, F1 2 / (2 + 1 + 1)
+    assert [result[name] for name in METRIC_NAMES] == pytest.approx([1 / 3, 0.5, 0.5, 0.5])
+    # tp 2, fp 1, tn 1, fn 3: accuracy 3 / 7, precision 2 / 3, recall 2 / 5, F1 4 / (4 + 1 + 3)
+    result = classification_metrics(np.array([1, 1, 1, 1, 1, 0, 0]), np.array([1, 1, 0, 0, 0, 1, 0]))
+    assert [result[name] for name in METRIC_NAMES] == pytest.approx([3 / 7, 2 / 3, 2 / 5, 1 / 2])
     empty = classification_metrics(np.zeros(0), np.zeros(0), np.zeros(0, int))
     assert empty["count"] == 0 and all(len(empty["per_group"][name]) == 0 for name in ("count", "tp", "f1"))
     assert all(math.isnan(empty[name]) for name in METRIC_NAMES)
