@@ -78,6 +78,14 @@ def test_side_types_by_hand() -> None:
     assert side_types.candidates(2).tolist() == [2, 3, 4] and side_types.candidates(3).tolist() == [0, 1]
 
 
+def test_side_types_of_a_single_entity() -> None:
+    # one entity (id 0, type 0) heading and tailing relation 1 of 2: sides 2 and 3 have type 0, sides 0 and 1 none
+    side_types = SideTypes(np.array([[0, 1, 0]]), [np.array([0])], 2)
+    assert side_types.side_types.tolist() == [[False], [False], [True], [True]]
+    assert side_types.consistent(np.zeros(4, int), np.arange(4)).tolist() == [False, False, True, True]
+    assert side_types.candidates(3).tolist() == [0] and side_types.candidates(0).tolist() == []
+
+
 def test_side_types_without_entities_or_train() -> None:
     side_types = SideTypes(np.zeros((0, 3)), [], 2)
     assert (side_types.num_entities, side_types.num_types) == (0, 0) and side_types.side_types.shape == (4, 0)
