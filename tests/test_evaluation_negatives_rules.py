@@ -86,6 +86,15 @@ def test_side_types_of_a_single_entity() -> None:
     assert side_types.candidates(3).tolist() == [0] and side_types.candidates(0).tolist() == []
 
 
+def test_side_types_of_consecutive_entities_with_several_types() -> None:
+    # entity 1 {1, 2} heads relation 0, entity 2 {3, 4} tails it: side 0 has types 1, 2 and side 1 types 3, 4
+    side_types = SideTypes(np.array([[1, 0, 2]]), [np.array([0]), np.array([1, 2]), np.array([3, 4]),
+                                                   np.array([5])], 1)
+    entities, sides = np.array([1, 1, 2, 2, 0, 3, 0, 3]), np.array([0, 1, 1, 0, 0, 1, 1, 0])
+    assert side_types.consistent(entities, sides).tolist() == [True, False, True, False, False, False, False, False]
+    assert side_types.candidates(0).tolist() == [1] and side_types.candidates(1).tolist() == [2]
+
+
 def test_side_types_without_entities_or_train() -> None:
     side_types = SideTypes(np.zeros((0, 3)), [], 2)
     assert (side_types.num_entities, side_types.num_types) == (0, 0) and side_types.side_types.shape == (4, 0)
@@ -124,6 +133,8 @@ def test_type_consistency_edges() -> None:
     for replaced in ([0, 1, 2], [0, 2], [0, 2, 2, 0]):
         with pytest.raises(ValueError, match=whole("replaced must give 0 (head) or 2 (tail) for every triple")):
             type_consistency(triples, TRAIN, TYPES, replaced=np.array(replaced))
+    # relation ids above every entity id: the relation column sets the number of sides
+    assert type_consistency(np.array([[1, 4, 0], [0, 5, 1]]), np.array([[1, 4, 0]]), TYPES).tolist() == [True, False]
     # relation 2 only in the triples: the sides counted from them too; num_relations given: that many
     assert type_consistency(np.array([[0, 2, 3]]), TRAIN, TYPES).tolist() == [False]
     with pytest.raises(ValueError, match=whole("entity or relation ids beyond the entity types / relations given")):
