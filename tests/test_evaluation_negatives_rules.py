@@ -152,7 +152,8 @@ def test_labelled_negatives_edges() -> None:
     assert negatives.source == "dataset" and negatives.consistent.tolist() == [True, False]
     assert negatives.replaced is None and negatives.positive is None
     # entity types without train: no side has a type, nothing is consistent
-    assert labelled_negatives(np.array([[0, 0, 4]]), "judged", None, TYPES).consistent.tolist() == [False]
+    assert labelled_negatives(np.array([[0, 0, 4], [1, 0, 0]]), "judged", None, TYPES).consistent.tolist() == [
+        False, False]
     empty = labelled_negatives([], "judged")
     assert empty.triples.shape == (0, 3) and empty.consistent.shape == (0,) and empty.consistent.dtype == bool
 
@@ -164,6 +165,7 @@ def test_corrupt_refusals() -> None:
         (dict(num_entities=6, head_probability=1.5), "head_probability must lie in [0, 1]"),
         (dict(num_entities=6, head_probability=-0.01), "head_probability must lie in [0, 1]"),
         (dict(num_entities=2), "positives hold entity ids beyond 0..1"),
+        (dict(num_entities=2, positives=np.array([[2, 0, 1]])), "positives hold entity ids beyond 0..1"),
         (dict(num_entities=6, type_consistent=True), "type-consistent corruption needs entity types"),
         (dict(num_entities=6, entity_types=KG_TYPES),
          "entity types need the train triples that define each relation side's types"),
@@ -172,7 +174,7 @@ def test_corrupt_refusals() -> None:
     for options, message in cases:
         arguments = dict(seed=0, type_consistent=False) | options
         with pytest.raises(ValueError, match=whole(message)):
-            corrupt(positives, known=KG_TRAIN, **arguments)
+            corrupt(known=KG_TRAIN, **({"positives": positives} | arguments))
     with pytest.raises(ValueError, match=whole("positives hold relation ids beyond the 2 of the entity types")):
         corrupt(np.array([[0, 2, 2]]), 6, KG_TRAIN, seed=0, type_consistent=False,
                 entity_types=SideTypes(KG_TRAIN, KG_TYPES, 2))
@@ -267,6 +269,10 @@ def test_known_triples_outside_the_id_ranges_refuse_nothing() -> None:
         negatives = corrupt(np.array([[0, 0, 0]]), 3, known, seed=0, per_positive=2, type_consistent=False,
                             head_probability=1.0)
         assert sorted(negatives.triples.tolist()) == [[1, 0, 0], [2, 0, 0]]
+    # more relations than entities: a known triple whose relation id is >= the number of entities still counts
+    negatives = corrupt(np.array([[0, 2, 0]]), 2, [(0, 2, 1), (1, 2, 0), (0, 0, 0)], seed=0, per_positive=2,
+                        type_consistent=False)
+    assert negatives.triples.shape == (0, 3)
     # known and produced triples are refused: 3 entities, (0, r0, 1) known, positive (0, r0, 0), tails only left
     negatives = corrupt(np.array([[0, 0, 0]]), 3, [(0, 0, 1), (1, 0, 0), (2, 0, 0)], seed=5, per_positive=3,
                         type_consistent=False)
@@ -310,6 +316,12 @@ def test_signature_types_edges(tmp_path: Path) -> None:
     lists, names = read_signature_types(path, {"/born": 0, "/lives": 1, "/none": 2}, train, 5)
     assert names == ["city", "person", "place"]
     assert [[names[t] for t in types] for types in lists] == [["person"], ["city", "place"], ["person"], [], []]
+    with pytest.raises(ValueError, match=whole("train triples must be an (n, 3) array of (head, relation, tail) ids")):
+        read_signature_types(path, {"/born": 0}, np.array([[0, 0]]), 2)
+    path.write_text("/born\tperson\tcity\n/short\tperson\n")
+    with pytest.raises(KGFormatError, match=whole(
+            f"{path}:2: expected at least 3 tab-separated columns (relation domain range)")):
+        read_signature_types(path, {"/born": 0}, train[:1], 5)
 
 
 def test_negatives_file_edges(tmp_path: Path) -> None:
