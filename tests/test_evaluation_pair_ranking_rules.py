@@ -5,6 +5,9 @@ of the excluded pairs and their refusals: an (n, 3) array of triples was read as
 known_pairs_by_relation by hand, every refusal's message whole, the metrics' keys. NumPy only (no torch)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -36,6 +39,10 @@ def scorer(matrix: np.ndarray, dtype=np.float64):
         assert relation == 0 and heads.dtype == np.int64
         return matrix[heads].astype(dtype)  # a fresh array: top_pairs may write into it
     return score_block
+
+
+def test_block_scorer_alias() -> None:
+    assert pair_ranking.BlockScorer == Callable[[int, np.ndarray], Any]
 
 
 def test_public_names() -> None:
@@ -70,6 +77,17 @@ def test_all_candidates_minus_infinity_or_excluded() -> None:
     everything = {(h, t) for h in range(3) for t in range(3)}
     top = top_pairs(scorer(matrix), 0, 3, 4, block_size=2, exclude=everything)
     assert len(top) == 0 and top.pairs() == []
+
+
+def test_nan_in_the_first_rows_does_not_raise_the_bound() -> None:
+    # the first block's bound comes from its first row: its NaN must count as -inf there too
+    matrix = np.array([[NAN, 1.0, NAN], [0.0, 2.0, 0.5], [3.0, NAN, -1.0]])
+    ranked = [(2, 0, 3.0), (1, 1, 2.0), (0, 1, 1.0), (1, 2, 0.5), (1, 0, 0.0), (2, 2, -1.0), (0, 0, -INF),
+              (0, 2, -INF), (2, 1, -INF)]
+    for block_size in (1, 2, 3):
+        for k in (1, 2, 3, 9):
+            top = top_pairs(scorer(matrix), 0, 3, k, block_size=block_size)
+            assert list(zip(top.heads.tolist(), top.tails.tolist(), top.scores.tolist())) == ranked[:k]
 
 
 def test_top_pairs_refusals() -> None:
@@ -165,6 +183,11 @@ def test_metric_refusals_and_keys() -> None:
     assert metrics["MAP@2"] == 0.25 and metrics["P@2"] == 0.25
     assert metrics["WMAP@2"] == pytest.approx(1 / 3) and metrics["WP@2"] == pytest.approx(1 / 3)
     assert set(metrics) == {"MAP@2", "P@2", "WMAP@2", "WP@2", "k", "num_relations", "missing", "per_relation"}
+    # K = 1; a relation without relevant pairs first is skipped, the next ones still count
+    metrics = pair_ranking_metrics(top, {0: set(), 3: {(0, 0)}, 4: {(1, 1)}}, 1)
+    assert metrics["num_relations"] == 2 and metrics["missing"] == [3, 4] and metrics["MAP@1"] == 0.0
+    metrics = pair_ranking_metrics({**top, 3: top[0]}, {0: set(), 3: {(0, 0)}}, 1)
+    assert metrics["MAP@1"] == 1.0 and metrics["P@1"] == 1.0 and metrics["missing"] == []
     empty = pair_ranking_metrics(top, {}, 3)
     assert all(np.isnan(empty[name]) for name in ("MAP@3", "P@3", "WMAP@3", "WP@3"))
     assert (empty["k"], empty["num_relations"], empty["missing"], empty["per_relation"]) == (3, 0, [], {})
