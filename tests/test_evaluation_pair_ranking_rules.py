@@ -194,3 +194,20 @@ def test_metric_refusals_and_keys() -> None:
     # AP@K with fewer relevant than K: divides by their number; relevance beyond K ignored
     assert average_precision_at_k(np.array([0, 1, 1, 1]), 1, 3) == pytest.approx(1 / 2 + 2 / 3)
     assert average_precision_at_k(np.array([0, 1, 1, 1]), 5, 3) == pytest.approx((1 / 2 + 2 / 3) / 3)
+
+
+def test_torch_selection_edges() -> None:
+    # the accelerator path (_torch_block_top), run on CPU tensors: integer scores with exclusions, one NaN at the
+    # top (NaN ranks last, whatever torch.topk does with it), float64 tensors kept in float64
+    torch = pytest.importorskip("torch")
+    from evaluation.core.pair_ranking import _cpu_tensor_as_numpy, _torch_block_top
+
+    offsets, values = _torch_block_top(torch.tensor([[4, 9], [7, 1]]), np.array([1]), 2)
+    assert offsets.tolist() == [2, 0] and values.tolist() == [7.0, 4.0]
+    offsets, values = _torch_block_top(torch.tensor([NAN, 5.0, 3.0, 1.0]), np.zeros(0, dtype=np.int64), 2)
+    assert offsets.tolist() == [1, 2] and values.tolist() == [5.0, 3.0]
+    close = torch.tensor([[1.0 + 1e-12, 1.0]], dtype=torch.float64)
+    assert _cpu_tensor_as_numpy(close).dtype == np.float64 and _cpu_tensor_as_numpy(close)[0, 0] > 1.0
+    top = top_pairs(lambda relation, heads: torch.tensor([[1.0, 1.0 + 1e-12]], dtype=torch.float64), 0, 2, 1,
+                    block_size=1, exclude={(1, 0), (1, 1)})
+    assert top.pairs() == [(0, 1)] and top.scores.tolist() == [1.0 + 1e-12]
