@@ -91,6 +91,13 @@ def test_zero_full_value_one_and_two_systems() -> None:
                             row("A", "A", "mean_rank", 1, 1.0, 4.0, 3.0, 3.0, 1, 2, -1.0)])
 
 
+def test_score_fn_alias() -> None:
+    from collections.abc import Callable, Mapping
+
+    from evaluation.core import reusability
+    assert reusability.ScoreFn == Callable[[np.ndarray], Mapping[str, np.ndarray]]
+
+
 def test_places() -> None:
     assert places(np.array([0.5, 0.7, 0.5, 0.9]), "Hits@10").tolist() == [3, 2, 3, 1]
     assert places(np.array([0.5, 0.7, 0.5, 0.9]), "MR_filtered").tolist() == [1, 3, 1, 4]
