@@ -26,6 +26,20 @@ def test_public_names() -> None:
                                                           "property_metrics"])
 
 
+def test_relation_scorer_alias_and_default_batch() -> None:
+    from collections.abc import Callable
+    assert property_prediction.RelationScorer == Callable[[np.ndarray], np.ndarray]
+    sizes = []
+
+    def counting(heads: np.ndarray) -> np.ndarray:
+        sizes.append(len(heads))
+        return np.zeros((len(heads), 2))
+
+    heads = np.arange(1500)
+    assert property_ranks(counting, heads, np.zeros(1500, int), set()).tolist() == [1.5] * 1500
+    assert sizes == [1024, 476]  # batches of 1024 distinct heads by default
+
+
 def test_questions_with_relations_beyond_train_and_input_forms() -> None:
     train = np.array([(0, 0, 1), (3, 2, 0)])
     test = np.array([(1, 0, 2), (0, 5, 3), (0, 0, 9), (1, 0, 4), (5, 0, 0), (3, 2, 7), (0, 1, 1)])
