@@ -216,6 +216,9 @@ def test_discriminative_power_fields() -> None:
     assert discriminative_power(per_query).significant_fraction == pytest.approx(2 / 6)  # default level 0.05
     assert discriminative_power(per_query).significance_level == 0.05
     assert discriminative_power(per_query, significance_level=0.29).significant_fraction == pytest.approx(2 / 6)
+    # strictly below the level: the two p = 0 pairs are not significant at level 0, nothing is at p = 1 exactly
+    assert discriminative_power(per_query, significance_level=0.0).significant_fraction == 0.0
+    assert discriminative_power(per_query, significance_level=1.0).significant_fraction == pytest.approx(3 / 6)
     # a second metric with the systems in reverse order: the same p-values, other pairs
     both = discriminative_power(np.stack([per_query, per_query[::-1]], axis=1))
     assert both.pvalues[:, 1] == pytest.approx([1.0, 1.0, 0.0, 1.0, 0.0, cauchy])
