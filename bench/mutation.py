@@ -112,6 +112,21 @@ TESTS: dict[str, list[str]] = {
     # read_kg gives the same result whether kgfast accepts a file or declines it: the rules file calls it directly
     # (test_fuzz_import_kg.py has a database test: left out)
     "pooling/engine/kgfast.py": ["tests/test_engine_kgfast_rules.py", "tests/test_engine_kgfiles.py"],
+    # (test_evaluation_protocols_umls.py, the whole UMLS protocol end to end, left out: slow)
+    "evaluation/core/classification.py": ["tests/test_evaluation_classification_rules.py",
+                                          "tests/test_evaluation_classification_thresholds.py",
+                                          "tests/test_evaluation_classification_auc.py"],
+    "evaluation/core/negatives.py": ["tests/test_evaluation_negatives_rules.py",
+                                     "tests/test_evaluation_classification_negatives.py"],
+    "evaluation/core/pair_ranking.py": ["tests/test_evaluation_pair_ranking_rules.py",
+                                       "tests/test_evaluation_pair_ranking_metrics.py",
+                                       "tests/test_evaluation_pair_ranking_blocked.py",
+                                       "tests/test_evaluation_pair_ranking_model.py"],
+    "evaluation/core/reusability.py": ["tests/test_reusability_rules.py", "tests/test_reusability_leave_one_out.py"],
+    "evaluation/core/property_prediction.py": ["tests/test_evaluation_property_prediction_rules.py",
+                                               "tests/test_evaluation_property_prediction.py",
+                                               "tests/test_evaluation_pair_ranking_model.py"],
+    "evaluation/core/analyses.py": ["tests/test_eval_analyses_rules.py", "tests/test_eval_analysis_core.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",

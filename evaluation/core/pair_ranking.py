@@ -82,8 +82,9 @@ class KnownPairs:
                 raise ValueError("KnownPairs built for another number of entities")
             return pairs
         array = np.asarray(pairs if isinstance(pairs, np.ndarray) else list(pairs), dtype=np.int64)
-        array = array.reshape(-1, 2) if array.size else np.zeros((0, 2), dtype=np.int64)
-        if array.ndim != 2 or array.shape[1] != 2:
+        if not array.size:
+            array = np.zeros((0, 2), dtype=np.int64)
+        if array.ndim != 2 or array.shape[1] != 2:  # checked before any reshape: triples are not pairs
             raise ValueError("excluded pairs must be (h, t) pairs")
         return cls(array[:, 0], array[:, 1], num_entities)
 
