@@ -71,7 +71,7 @@ class EntityMetadata(Mapping[str, EntityInfo]):
         return key in self._known
 
     def __contains__(self, key: object) -> bool:
-        return key in self._stored or self._is_entity(key)
+        return self._is_entity(key)  # every stored key is an entity's
 
     def __getitem__(self, key: str) -> EntityInfo:
         info = self.stored(key)
