@@ -104,7 +104,7 @@ def _write_kg(name: str, source: str, description: str, data: KGData, progress: 
         type_labels=data.type_labels,
     )
     progress("entities", 0, counts["entities"])
-    entity_pk = write_entities(kg, data)
+    entity_pk = write_entities(kg, data, replacing=replacing)
     progress("entities", counts["entities"], counts["entities"])
     relations = Relation.objects.bulk_create(
         [Relation(kg=kg, index=index, key=key, **asdict(data.relations[key])) for index, key in enumerate(data.relation_keys)],
