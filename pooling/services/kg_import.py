@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from django.db import connection, transaction
 
-from pooling.engine.kgfiles import SPLITS, FieldLimits, KGData, MetadataFiles, read_kg
+from pooling.engine.kgfiles import FieldLimits, KGData, MetadataFiles, read_kg
 from pooling.models import Entity, KnowledgeGraph, Relation, Triple
 from pooling.services.planner_stats import refresh_planner_statistics
 from pooling.services.kg_bulk import write_entities, write_triples
