@@ -178,6 +178,15 @@ async def run_level(base: str, campaign: str, tokens: list[str], seconds: float,
     return stats, elapsed
 
 
+def judging_path_and_mode(path: str | None, next_in_submit: bool) -> tuple[str | None, bool]:
+    """``--paths`` entry -> (the server's KGPOOL_JUDGING_PATH, whether each submit asks for the next hand-out):
+    ``fast+next`` is the fast path with one request per item, so that it runs in the same run as ``legacy``'s
+    two requests per item (the API as issue 21 found it)."""
+    if path is not None and path.endswith("+next"):
+        return path[: -len("+next")], True
+    return path, next_in_submit
+
+
 def main_load(args) -> int:
     pg = args.pg
     database_url = recreate_database(pg, args.db)
@@ -188,7 +197,7 @@ def main_load(args) -> int:
 
     t0 = time.monotonic()
     campaign = build_campaign(args.items, args.seed)
-    paths = args.paths or [None]  # None: the server's default judging path
+    paths = args.paths or [None]  # None: the server's default judging path; "fast+next": with --next-in-submit
     all_tokens = {(path, n): make_annotators(campaign, f"load-{path or 'default'}-{n}-", n)
                   for path in paths for n in args.levels}
     print(f"setup: database {args.db}, campaign {campaign.name} with {campaign.items.count()} items, "
@@ -201,11 +210,14 @@ def main_load(args) -> int:
     accepted_count = 0
     failures: list[str] = []
     for path in paths:  # one server per judging path, the same campaign: the paths compared in one run
-        server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log", path)
+        judging_path, next_in_submit = judging_path_and_mode(path, args.next_in_submit)
+        server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log",
+                        judging_path)
         cpu = None
         try:
             server.wait_ready()
-            print(f"gunicorn: {args.workers} workers on {server.url}, judging path {path or 'default'}; "
+            print(f"gunicorn: {args.workers} workers on {server.url}, judging path {judging_path or 'default'}"
+                  f"{' (each submit asks for the next hand-out)' if next_in_submit else ''}; "
                   f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
                   flush=True)
             warm_tokens = all_tokens[(path, max(args.levels))][: 4 * args.workers]
@@ -216,7 +228,7 @@ def main_load(args) -> int:
                 before = cpu.snapshot()
                 stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n)], args.seconds,
                                                        args.max_requests, args.seed + n, args.think,
-                                                       args.next_in_submit))
+                                                       next_in_submit))
                 after = cpu.snapshot()
                 spent, lost = ServerCpu.spent(before, after)
                 web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
@@ -277,7 +289,8 @@ def parse(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--paths", nargs="+", default=None,
                         help="judging code paths to compare in one run (KGPOOL_JUDGING_PATH of the server, e.g. "
-                             "legacy fast; default: the server's default)")
+                             "legacy fast; default: the server's default); PATH+next: that path with each submit "
+                             "asking for the next hand-out (--next-in-submit for that path only), e.g. legacy fast+next")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--published", action="store_true", help="replay the published FB15k-237 campaign instead")
     parser.add_argument("--shared-data", type=Path, default=ROOT.parent / "shared" / "data")

@@ -217,7 +217,8 @@ def mean(values: list[float]) -> float:
 def report_level(n: int | str, stats: Stats, elapsed: float,
                  endpoints: tuple[str, ...] = ("next-item", "submit"), cpu_seconds: float | None = None) -> list[str]:
     """Table rows of one level: per endpoint, then all requests with the server's CPU per request (``cpu_seconds``:
-    gunicorn + PostgreSQL during the level, see ServerCpu; blank when not measured)."""
+    gunicorn + PostgreSQL during the level, see ServerCpu; blank when not measured) and per judged item (accepted
+    submit: what one or two requests per item cost together)."""
     lines = []
     for endpoint in endpoints:
         lat = [x * 1000 for x in stats.latencies.get(endpoint, [])]
@@ -227,8 +228,11 @@ def report_level(n: int | str, stats: Stats, elapsed: float,
                      f"{mean(lat):>7.1f} | {mean(stats.queries.get(endpoint, [])):>7.2f} | {'':>7} | {codes} |")
     every = [q for values in stats.queries.values() for q in values]
     cpu = f"{1000 * cpu_seconds / max(stats.requests, 1):>7.2f}" if cpu_seconds is not None else f"{'':>7}"
+    per_item = (f"; {1000 * cpu_seconds / stats.accepted_count:.2f} CPU ms per judged item"
+                if cpu_seconds is not None and stats.accepted_count else "")
     lines.append(f"| {n:>4} | all       | {stats.requests:>6} | {stats.requests / elapsed:>7.1f} | "
-                 f"{'':>7} | {'':>7} | {'':>7} | {'':>7} | {mean(every):>7.2f} | {cpu} | errors {len(stats.errors)} |")
+                 f"{'':>7} | {'':>7} | {'':>7} | {'':>7} | {mean(every):>7.2f} | {cpu} | errors {len(stats.errors)}"
+                 f"{per_item} |")
     return lines
 
 

@@ -51,3 +51,12 @@ def test_level_judges_and_verifies(bench, live_server, next_in_submit):
     # each stored judgment is the answer its submit sent
     by_hand_out = {(token_user[token], hand_out): answer for (token, _kind, hand_out), answer in stats.accepted.items()}
     assert {(j.user_id, j.assignment_id): j.answer for j in stored} == by_hand_out
+
+
+def test_a_path_with_next_asks_for_the_next_hand_out_in_each_submit(bench):
+    """``--paths legacy fast+next``: the API as issue 21 found it (two requests per item) next to one request per
+    item, in one run."""
+    assert bench.judging_path_and_mode("fast+next", False) == ("fast", True)
+    assert bench.judging_path_and_mode("legacy", False) == ("legacy", False)
+    assert bench.judging_path_and_mode("legacy", True) == ("legacy", True)  # --next-in-submit: every path
+    assert bench.judging_path_and_mode(None, False) == (None, False)
