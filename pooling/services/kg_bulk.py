@@ -280,12 +280,17 @@ def _drop_entity_indexes(cursor) -> _Dropped:
 
 
 def _drop_indexes(cursor, model) -> None:
-    """The model's indexes and unique constraints (PostgreSQL: each an index of its own)."""
+    """The model's indexes, and on PostgreSQL its constraints (each unique one an index of its own; SQLite keeps
+    unique constraints in the table's definition, which only a copy of the table could change)."""
     editor = connection.schema_editor()  # only to render the statements; not entered (no DDL transaction of its own)
     for index in model._meta.indexes:
         cursor.execute(f"DROP INDEX {connection.ops.quote_name(index.name)}")
-    for constraint in model._meta.constraints:
+    for constraint in _table_constraints(model):
         cursor.execute(str(constraint.remove_sql(model, editor)))
+
+
+def _table_constraints(model) -> list:
+    return list(model._meta.constraints) if _is_postgresql() else []
 
 
 def _create_indexes(model, dropped: _Dropped) -> None:
@@ -297,5 +302,5 @@ def _create_indexes(model, dropped: _Dropped) -> None:
                            f"PRIMARY KEY ({connection.ops.quote_name(model._meta.pk.column)})")
         for index in model._meta.indexes:
             cursor.execute(str(index.create_sql(model, editor)))
-        for constraint in model._meta.constraints:
+        for constraint in _table_constraints(model):
             cursor.execute(str(constraint.create_sql(model, editor)))
