@@ -42,16 +42,16 @@ def random_system(kg: Any, name: str) -> Any:
 
 def stage_pool(context: Any) -> None:
     import scale  # bench/scale.py's helpers (this stage is registered there)
+    from scale_pages import _attach  # the KG an earlier run imported, when this run did not import it
 
+    _attach(context)
     from django.conf import settings
 
     from pooling.selectors.pools import sample_questions
     from pooling.services.pools import build_pool_now, create_pool
     from pooling.services.samples import draw_sample
 
-    kg = context.facts.get("kg")
-    if kg is None:
-        raise SystemExit("the pool stage needs the import stage first: --stages generate,import,pool")
+    kg = context.facts["kg"]
     system = random_system(kg, f"random-distmult-{int(time.time())}")
     sample = draw_sample(kg, size=SAMPLE_TRIPLES, seed=context.args.seed, name=f"scale-{int(time.time())}")
     num_questions = len(sample_questions(sample))
