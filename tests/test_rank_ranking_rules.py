@@ -667,3 +667,28 @@ def test_a_key_past_the_only_question():
     for anchor, side in ((2, HEAD), (0, HEAD), (1, TAIL)):
         with pytest.raises(KeyError):
             scores(torch.tensor([anchor]), torch.tensor([0]), side)
+
+
+def test_memory_budget_of_a_matrix_given_with_questions_counts_its_item_size(block_sizes):
+    # a MatrixScores with questions is called by key (a plain score function with score_block), and its blocks keep
+    # the matrix's dtype: a float64 matrix's blocks take 8 bytes an entry, which the budget must count (it counted 4)
+    num_entities = 4 * ranking.MIN_AUTO_BLOCK
+    scores, questions, filter_sets, target_lists = random_case(9, 3, num_entities, True, False)
+    common = dict(num_entities=num_entities, filter=Ragged.from_lists([sorted(s) for s in filter_sets]),
+                  targets=Ragged.from_lists(target_lists), k=3)
+    expected = reference(scores, filter_sets, target_lists, 3)
+    budget = 8 * 3 * ranking.MIN_AUTO_BLOCK  # blocks of MIN_AUTO_BLOCK entities in float64, twice as wide in float32
+    for dtype, itemsize in ((np.float64, 8), (np.float32, 4), (np.float16, 4)):
+        widths: list[int] = []
+
+        class Recorded(MatrixScores):
+            def score_block(self, anchor, relation, side, start, stop):
+                block = super().score_block(anchor, relation, side, start, stop)
+                widths.append(block.shape[1] * block.shape[0] * max(4, block.element_size()))
+                return block
+
+        block_sizes.clear()
+        result = rank(Recorded(scores.astype(dtype), questions), questions, memory_budget=budget, **common)
+        assert block_sizes == [(3, num_entities, budget, itemsize)]
+        assert widths and max(widths) <= budget
+        assert_matches(result, expected, 3)
