@@ -141,3 +141,11 @@ def test_write_files_in_blocks(tmp_path, monkeypatch):
     assert (tmp_path / "train.txt").read_text() == expected
     assert (tmp_path / "valid.txt").read_text() == "Q0\tP0\tQ1\nQ1\tP1\tQ2\n"
     assert (tmp_path / "test.txt").read_text() == ""
+
+
+def test_at_most_100_draws():
+    # 3 entities, 1 relation: 6 triples, the rarest entity drawn with probability ~1 / 3**4 (found by search):
+    # seed 78 has all six on the 100th draw, seed 530 only on the 101st
+    assert sum(len(part) for part in generate(SyntheticKG(6, 3, 1, seed=78, exponent=4.0)).values()) == 6
+    with pytest.raises(ValueError, match=whole("cannot draw 6 distinct triples over 3 entities")):
+        generate(SyntheticKG(6, 3, 1, seed=530, exponent=4.0))
