@@ -106,7 +106,8 @@ TESTS: dict[str, list[str]] = {
     "pooling/engine/sampling.py": ["tests/test_engine_sampling_rules.py", "tests/test_engine_sampling.py"],
     # (torch-using; test_rank_entity_blocks.py ~17 s a run: --tests without it for the parts it does not reach)
     "pooling/engine/ranking.py": ["tests/test_rank_ranking_rules.py", "tests/test_rank_bruteforce.py",
-                                  "tests/test_rank_result_io.py", "tests/test_rank_entity_blocks.py"],
+                                  "tests/test_rank_result_io.py", "tests/test_rank_entity_blocks.py",
+                                  "tests/test_rank_blocked_passes.py"],
     # (test_import_streamed.py, the importers' streamed reads, needs the database: left out)
     "pooling/engine/npzfiles.py": ["tests/test_engine_npzfiles_rules.py", "tests/test_engine_userfiles.py"],
     # read_kg gives the same result whether kgfast accepts a file or declines it: the rules file calls it directly
