@@ -4,6 +4,7 @@ picks for speed (the exact top-k only for ambiguous rows, the vectorised compare
 entity blocks) counted through spies, and the batch order (one side per call, HEAD first)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -475,8 +476,8 @@ def test_ranking_result_arrays_and_load(tmp_path):
     loaded = RankingResult.load(tmp_path / "r.npz")
     for name, array in arrays.items():
         np.testing.assert_array_equal(loaded.to_arrays()[name], array, err_msg=name)
-    with pytest.raises(Exception):
-        result.k = 3  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.greater = np.zeros(3, dtype=np.int64)  # frozen (k, a property, cannot be set either way)
 
 
 # ---------------------------------------------------------------------------------------------------- blocks
