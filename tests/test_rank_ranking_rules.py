@@ -478,6 +478,10 @@ def test_ranking_result_arrays_and_load(tmp_path):
         np.testing.assert_array_equal(loaded.to_arrays()[name], array, err_msg=name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.greater = np.zeros(3, dtype=np.int64)  # frozen (k, a property, cannot be set either way)
+    # plain arrays only: a pickled object array in the file is refused, not unpickled
+    np.savez(tmp_path / "p.npz", **{**arrays, "greater": np.array([None, 1, 2], dtype=object)})
+    with pytest.raises(ValueError, match=whole("Object arrays cannot be loaded when allow_pickle=False")):
+        RankingResult.load(tmp_path / "p.npz")
 
 
 # ---------------------------------------------------------------------------------------------------- blocks
