@@ -312,3 +312,46 @@ def test_array_bytes():
     assert userfiles.array_bytes((), np.dtype("<i2")) == 2
     assert userfiles.array_bytes((0, 5), np.dtype("<f4")) == 0
     assert userfiles.array_bytes((2**40, 2**30), np.dtype("<f8")) == 2**73  # no int64 overflow
+
+
+# ---------------------------------------------------------------------------------------------------- more bounds
+
+
+def test_read_stream_counts_from_the_first_byte():
+    assert userfiles.read_stream(io.BytesIO(b"abcd"), "-", max_line_bytes=4) == b"abcd"
+    assert userfiles.read_stream(io.BytesIO(b"\nabcd"), "-", max_line_bytes=4) == b"\nabcd"  # a line end at 0
+    with pytest.raises(UserFileError, match=whole("-:2: line of more than 4 bytes (not a text file of this "
+                                                  "format?)")):
+        userfiles.read_stream(io.BytesIO(b"\nabcde"), "-", max_line_bytes=4)
+
+
+def test_read_stream_stops_after_the_first_step_past_the_limit():
+    stream = io.BytesIO(b"x" * (3 << 20))  # /dev/zero in small: refused after one 1 MiB read, not at its end
+    with pytest.raises(UserFileError, match=whole("-:1: line of more than 10 bytes (not a text file of this "
+                                                  "format?)")):
+        userfiles.read_stream(stream, "-", max_line_bytes=10)
+    assert stream.tell() == 1 << 20
+
+
+def test_line_of_offset_counts_from_the_first_byte():
+    assert userfiles._line_of_offset(b"\nab", 1, False) == 2
+    assert userfiles._line_of_offset(b"\rab", 1, True) == 2
+    assert userfiles._line_of_offset(b"\r\nab", 2, True) == 2
+
+
+def test_line_and_field_separators_are_exactly_these():
+    with pytest.raises(UserFileError, match=whole("f:1: line of 5 bytes, longer than the 3 allowed (not a text file "
+                                                  "of this format?)")):
+        userfiles.check_line_lengths("f", b"ab\rcd", max_line_bytes=3)  # lone \r: no line end by default
+    for universal in (False, True):
+        with pytest.raises(UserFileError, match=whole("f:1: line of 5 bytes, longer than the 3 allowed (not a text "
+                                                      "file of this format?)")):
+            userfiles.check_line_lengths("f", b"XXXXX", max_line_bytes=3, universal_newlines=universal)
+    with pytest.raises(UserFileError, match=whole("f:1: a field of 4 characters: keys are at most 3")):
+        userfiles.check_field_lengths("f", b"XXXX", 3, "keys")
+
+
+def test_a_field_of_exactly_the_limit_in_characters():
+    userfiles.check_field_lengths("f", "éé".encode(), 2, "keys")  # 4 bytes, 2 characters
+    with pytest.raises(UserFileError, match=whole("f:1: a field of 3 characters: keys are at most 2")):
+        userfiles.check_field_lengths("f", "ééé".encode(), 2, "keys")
