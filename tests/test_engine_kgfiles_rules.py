@@ -483,3 +483,24 @@ def test_first_occurrences_keys_mix_all_three_columns():
     assert kgfiles._first_occurrences(rows, 3, 3).tolist() == [0, 1, 2, 3, 4, 5]
     rows = np.array([[0, 0, 3], [1, 0, 0], [0, 1, 0], [0, 0, 3]])  # (h R + r) E + t with E = 4, R = 2: 3, 8, 4
     assert kgfiles._first_occurrences(rows, 4, 2).tolist() == [0, 1, 2]
+
+
+def test_more_rules_by_hand(tmp_path):
+    with pytest.raises(Exception):
+        FieldLimits().entity_key = 3  # frozen
+    folder = write(tmp_path / "r", **{"en/relations.json": ""})
+    assert kgfiles.resolve_metadata(folder, MetadataFiles())["relation_labels"] == folder / "en/relations.json"
+    path = tmp_path / "n"
+    path.write_bytes(b"\n\x00")
+    with pytest.raises(KGFormatError, match=whole(f"{path}:2: contains a NUL byte (binary file?)")):
+        kgfiles.read_lines(path)
+    path.write_bytes('\ufeff{"a": 1}'.encode())  # read through read_lines: the BOM is dropped
+    assert kgfiles.read_json_object(path) == {"a": 1}
+    path.write_bytes(b"\tx\n")
+    with pytest.raises(KGFormatError, match=whole(f"{path}:1: expected at least 1 tab-separated columns (one id per "
+                                                  "line)")):
+        kgfiles.read_vocab(path)
+    folder = dataset(tmp_path, **{"entity_names.tsv": "a\n"})
+    with pytest.raises(KGFormatError, match=whole(f"{folder / 'entity_names.tsv'}:1: expected at least 2 "
+                                                  "tab-separated columns (id name)")):
+        read_kg(folder)
