@@ -106,12 +106,19 @@ TESTS: dict[str, list[str]] = {
     "pooling/engine/sampling.py": ["tests/test_engine_sampling_rules.py", "tests/test_engine_sampling.py"],
     # (torch-using; test_rank_entity_blocks.py ~17 s a run: --tests without it for the parts it does not reach)
     "pooling/engine/ranking.py": ["tests/test_rank_ranking_rules.py", "tests/test_rank_bruteforce.py",
-                                  "tests/test_rank_result_io.py", "tests/test_rank_entity_blocks.py"],
+                                  "tests/test_rank_result_io.py", "tests/test_rank_entity_blocks.py",
+                                  "tests/test_rank_blocked_passes.py"],
     # (test_import_streamed.py, the importers' streamed reads, needs the database: left out)
     "pooling/engine/npzfiles.py": ["tests/test_engine_npzfiles_rules.py", "tests/test_engine_userfiles.py"],
     # read_kg gives the same result whether kgfast accepts a file or declines it: the rules file calls it directly
     # (test_fuzz_import_kg.py has a database test: left out)
     "pooling/engine/kgfast.py": ["tests/test_engine_kgfast_rules.py", "tests/test_engine_kgfiles.py"],
+    # (the importers' Django tests, test_import_*.py, left out: they need the database)
+    "pooling/engine/kgfiles.py": ["tests/test_engine_kgfiles_rules.py", "tests/test_engine_kgfiles.py",
+                                  "tests/test_engine_kgfiles_entity_metadata.py"],
+    "pooling/engine/userfiles.py": ["tests/test_engine_userfiles_rules.py", "tests/test_engine_userfiles.py"],
+    # (test_engine_kgfast_memory.py, a 2 s generate + read, left out: the rules file states the algorithm)
+    "pooling/engine/synthkg.py": ["tests/test_engine_synthkg_rules.py"],
     # (test_evaluation_protocols_umls.py, the whole UMLS protocol end to end, left out: slow)
     "evaluation/core/classification.py": ["tests/test_evaluation_classification_rules.py",
                                           "tests/test_evaluation_classification_thresholds.py",

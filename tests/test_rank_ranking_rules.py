@@ -4,6 +4,7 @@ picks for speed (the exact top-k only for ambiguous rows, the vectorised compare
 entity blocks) counted through spies, and the batch order (one side per call, HEAD first)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -475,8 +476,12 @@ def test_ranking_result_arrays_and_load(tmp_path):
     loaded = RankingResult.load(tmp_path / "r.npz")
     for name, array in arrays.items():
         np.testing.assert_array_equal(loaded.to_arrays()[name], array, err_msg=name)
-    with pytest.raises(Exception):
-        result.k = 3  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.greater = np.zeros(3, dtype=np.int64)  # frozen (k, a property, cannot be set either way)
+    # plain arrays only: a pickled object array in the file is refused, not unpickled
+    np.savez(tmp_path / "p.npz", **{**arrays, "greater": np.array([None, 1, 2], dtype=object)})
+    with pytest.raises(ValueError, match=whole("Object arrays cannot be loaded when allow_pickle=False")):
+        RankingResult.load(tmp_path / "p.npz")
 
 
 # ---------------------------------------------------------------------------------------------------- blocks
@@ -667,3 +672,28 @@ def test_a_key_past_the_only_question():
     for anchor, side in ((2, HEAD), (0, HEAD), (1, TAIL)):
         with pytest.raises(KeyError):
             scores(torch.tensor([anchor]), torch.tensor([0]), side)
+
+
+def test_memory_budget_of_a_matrix_given_with_questions_counts_its_item_size(block_sizes):
+    # a MatrixScores with questions is called by key (a plain score function with score_block), and its blocks keep
+    # the matrix's dtype: a float64 matrix's blocks take 8 bytes an entry, which the budget must count (it counted 4)
+    num_entities = 4 * ranking.MIN_AUTO_BLOCK
+    scores, questions, filter_sets, target_lists = random_case(9, 3, num_entities, True, False)
+    common = dict(num_entities=num_entities, filter=Ragged.from_lists([sorted(s) for s in filter_sets]),
+                  targets=Ragged.from_lists(target_lists), k=3)
+    expected = reference(scores, filter_sets, target_lists, 3)
+    budget = 8 * 3 * ranking.MIN_AUTO_BLOCK  # blocks of MIN_AUTO_BLOCK entities in float64, twice as wide in float32
+    for dtype, itemsize in ((np.float64, 8), (np.float32, 4), (np.float16, 4)):
+        widths: list[int] = []
+
+        class Recorded(MatrixScores):
+            def score_block(self, anchor, relation, side, start, stop):
+                block = super().score_block(anchor, relation, side, start, stop)
+                widths.append(block.shape[1] * block.shape[0] * max(4, block.element_size()))
+                return block
+
+        block_sizes.clear()
+        result = rank(Recorded(scores.astype(dtype), questions), questions, memory_budget=budget, **common)
+        assert block_sizes == [(3, num_entities, budget, itemsize)]
+        assert widths and max(widths) <= budget
+        assert_matches(result, expected, 3)

@@ -646,8 +646,10 @@ def rank(
     if entity_block is not None and not use_rows and score_block is None:
         raise TypeError("entity blocks need a MatrixScores or a score function with a score_block method")
     if entity_block is None and memory_budget is not None:
-        stored = score_fn.matrix if isinstance(score_fn, MatrixScores) else getattr(score_fn, "scores", None)
-        itemsize = max(4, stored.element_size()) if use_rows and stored is not None else 4
+        # the blocks of stored scores keep their dtype (float64: 8 bytes), by question index or by key alike
+        stored = (score_fn.matrix if isinstance(score_fn, MatrixScores)
+                  else score_fn.scores if isinstance(score_fn, SparseScores) else None)
+        itemsize = 4 if stored is None else max(4, stored.element_size())
         rows = max(1, min(batch_size, num_questions))
         if use_rows or score_block is not None:
             entity_block = entity_block_size(rows, num_entities, memory_budget, itemsize)
