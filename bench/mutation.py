@@ -146,7 +146,7 @@ TESTS: dict[str, list[str]] = {
                                          "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
                                          "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
     # trec_eval(): the files that call it (options -c / -M / -J / -l / -N, every measure against pytrec_eval)
-    "evaluation/core/trec_eval.py": ["tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py",
+    "evaluation/core/trec_eval.py": ["tests/test_eval_trec_eval_result.py", "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py",
                                      "tests/test_eval_macro_gain_levels.py", "tests/test_eval_macro_pytrec.py",
                                      "tests/test_eval_cli_trec_dropin.py"],
     # the per-entry quantities of the macro measures: reached through macro.evaluate, the same files as macro.py
