@@ -137,7 +137,8 @@ TESTS: dict[str, list[str]] = {
                                  "tests/test_eval_macro_summary.py", "tests/test_eval_trec_options.py",
                                  "tests/test_eval_macro_pytrec.py", "tests/test_eval_trec_measures_pytrec.py"],
     "evaluation/core/analyses.py": ["tests/test_eval_analyses_rules.py", "tests/test_eval_analysis_core.py",
-                                    "tests/test_eval_analyses_data_sensitivity.py"],
+                                    "tests/test_eval_analyses_data_sensitivity.py",
+                                    "tests/test_eval_analyses_bootstrap_hand.py"],
     # measure names: macro.evaluate reads them (from_name), the trec_* files request them; the drop-in CLI file
     # checks trec_eval's parameter lists, printed names and order (one subprocess test, ~5 s in all)
     "evaluation/core/measure_names.py": ["tests/test_eval_macro_summary.py", "tests/test_eval_macro_gain_levels.py",
