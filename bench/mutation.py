@@ -141,7 +141,7 @@ TESTS: dict[str, list[str]] = {
                                     "tests/test_eval_analyses_bootstrap_hand.py"],
     # measure names: macro.evaluate reads them (from_name), the trec_* files request them; the drop-in CLI file
     # checks trec_eval's parameter lists, printed names and order (one subprocess test, ~5 s in all)
-    "evaluation/core/measure_names.py": ["tests/test_eval_macro_summary.py", "tests/test_eval_macro_gain_levels.py",
+    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py", "tests/test_eval_macro_summary.py", "tests/test_eval_macro_gain_levels.py",
                                          "tests/test_eval_trec_options.py",
                                          "tests/test_eval_trec_measures_pytrec.py",
                                          "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
