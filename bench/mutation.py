@@ -141,20 +141,20 @@ TESTS: dict[str, list[str]] = {
                                     "tests/test_eval_analyses_bootstrap_hand.py"],
     # measure names: macro.evaluate reads them (from_name), the trec_* files request them; the drop-in CLI file
     # checks trec_eval's parameter lists, printed names and order (one subprocess test, ~5 s in all)
-    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py", "tests/test_eval_macro_summary.py", "tests/test_eval_macro_gain_levels.py",
-                                         "tests/test_eval_trec_options.py",
+    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py", "tests/test_eval_macro_summary.py",
+                                         "tests/test_eval_macro_gain_levels.py", "tests/test_eval_trec_options.py",
                                          "tests/test_eval_trec_measures_pytrec.py",
                                          "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
                                          "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
     # trec_eval(): the files that call it (options -c / -M / -J / -l / -N, every measure against pytrec_eval)
-    "evaluation/core/trec_eval.py": ["tests/test_eval_trec_eval_result.py", "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py",
-                                     "tests/test_eval_macro_gain_levels.py", "tests/test_eval_macro_pytrec.py",
-                                     "tests/test_eval_cli_trec_dropin.py"],
+    "evaluation/core/trec_eval.py": ["tests/test_eval_trec_eval_result.py", "tests/test_eval_trec_options.py",
+                                     "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_macro_gain_levels.py",
+                                     "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
     # the per-entry quantities of the macro measures: reached through macro.evaluate, the same files as macro.py
-    "evaluation/core/macro_context.py": ["tests/test_eval_macro_context_hand.py", "tests/test_eval_macro_bpref_infap.py",
-                                         "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_pytrec.py",
-                                         "tests/test_eval_macro_summary.py", "tests/test_eval_trec_options.py",
-                                         "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/macro_context.py": ["tests/test_eval_macro_context_hand.py",
+                                         "tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
+                                         "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+                                         "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",
