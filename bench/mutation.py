@@ -70,7 +70,7 @@ TESTS: dict[str, list[str]] = {
                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_ties.py",
                                 "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_trec_long_ids_memory.py",
                                 "tests/test_eval_trec_types.py", "tests/test_eval_trec_errors.py",
-                                "tests/test_eval_trec_fast_path.py"],
+                                "tests/test_eval_trec_fast_path.py", "tests/test_eval_trec_query_selection.py"],
     "evaluation/core/probe.py": ["tests/test_eval_probe_core.py", "tests/test_eval_probe_self_loops.py"],
     # the Django-free files only (test_annotation_agreement_ci.py / _cant_tell.py need the database)
     "annotation/lib/agreement.py": ["tests/test_annotation_agreement.py", "tests/test_annotation_agreement_stats.py"],
@@ -133,7 +133,35 @@ TESTS: dict[str, list[str]] = {
     "evaluation/core/property_prediction.py": ["tests/test_evaluation_property_prediction_rules.py",
                                                "tests/test_evaluation_property_prediction.py",
                                                "tests/test_evaluation_pair_ranking_model.py"],
-    "evaluation/core/analyses.py": ["tests/test_eval_analyses_rules.py", "tests/test_eval_analysis_core.py"],
+    # the shared helpers: segment sums (macro measures), codes, grouping, ordering and matching (trec conversion)
+    "evaluation/core/_util.py": ["tests/test_eval_segment_sum.py", "tests/test_eval_macro_context_hand.py",
+                                 "tests/test_eval_judged_ranking_core.py", "tests/test_eval_trec_ties.py",
+                                 "tests/test_eval_trec_nan_scores.py", "tests/test_eval_trec_query_selection.py",
+                                 "tests/test_eval_trec_io.py", "tests/test_eval_trec_errors.py",
+                                 "tests/test_eval_trec_types.py", "tests/test_eval_trec_fast_path.py",
+                                 "tests/test_eval_trec_long_ids_memory.py", "tests/test_eval_macro_gain_levels.py",
+                                 "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
+                                 "tests/test_eval_macro_summary.py", "tests/test_eval_trec_options.py",
+                                 "tests/test_eval_macro_pytrec.py", "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/analyses.py": ["tests/test_eval_analyses_rules.py", "tests/test_eval_analysis_core.py",
+                                    "tests/test_eval_analyses_data_sensitivity.py",
+                                    "tests/test_eval_analyses_bootstrap_hand.py"],
+    # measure names: macro.evaluate reads them (from_name), the trec_* files request them; the drop-in CLI file
+    # checks trec_eval's parameter lists, printed names and order (one subprocess test, ~5 s in all)
+    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py", "tests/test_eval_macro_summary.py",
+                                         "tests/test_eval_macro_gain_levels.py", "tests/test_eval_trec_options.py",
+                                         "tests/test_eval_trec_measures_pytrec.py",
+                                         "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
+                                         "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
+    # trec_eval(): the files that call it (options -c / -M / -J / -l / -N, every measure against pytrec_eval)
+    "evaluation/core/trec_eval.py": ["tests/test_eval_trec_eval_result.py", "tests/test_eval_trec_options.py",
+                                     "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_macro_gain_levels.py",
+                                     "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
+    # the per-entry quantities of the macro measures: reached through macro.evaluate, the same files as macro.py
+    "evaluation/core/macro_context.py": ["tests/test_eval_macro_context_hand.py",
+                                         "tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
+                                         "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+                                         "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
 }
 # modules whose tests use the Django test database (run with pytest-django on).
 NEEDS_DJANGO: set[str] = {"annotation/services/adjudication.py", "annotation/services/judging.py",

@@ -79,3 +79,39 @@ def test_nan_goes_where_its_docno_sends_it() -> None:
         {"z": math.nan, "b": 2.0, "c": 1.0})
     # With docno a the same steps put the NaN last.
     assert our_order({"a": math.nan, "b": 2.0, "c": 1.0}) == ["b", "c", "a"]
+
+
+def orders_per_query(run: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    # every doc judged, each with its own relevance label (1 + its place in docno order): the labels of a query's
+    # entries, which come in rank order, name its docs in the order they were ranked
+    names = {qid: sorted(scores) for qid, scores in run.items()}
+    qrels = {qid: {doc: index + 1 for index, doc in enumerate(docs)} for qid, docs in names.items()}
+    judged = judged_ranking_from_trec(Qrels.from_dict(qrels), Run.from_dict(run))
+    orders = {}
+    for index, qid in enumerate(np.asarray(judged.query_ids).tolist()):
+        rows = slice(judged.offsets[index], judged.offsets[index + 1])
+        assert judged.ranks[rows].tolist() == list(range(1, len(names[qid]) + 1))
+        orders[qid] = [names[qid][label - 1] for label in judged.relevance[rows].tolist()]
+    return orders
+
+
+def test_nan_in_one_query_of_several_reorders_that_query() -> None:
+    # q1 holds the NaN (trec_eval ranks b, c, a); q0 and q2 are in plain score order already.
+    run = {"q0": {"x": 2.0, "y": 1.0}, "q1": {"a": math.nan, "b": 2.0, "c": 1.0}, "q2": {"u": 3.0, "v": 0.0}}
+    assert orders_per_query(run) == {"q0": ["x", "y"], "q1": ["b", "c", "a"], "q2": ["u", "v"]}
+    assert libc_order(run["q1"]) == ["b", "c", "a"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_queries_with_and_without_nan_rank_as_in_trec_eval(seed: int) -> None:
+    # rows listed in a random order (some queries out of score order, so both re-sorting paths run at once)
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(10):
+        run = {}
+        for query in range(int(rng.integers(2, 7))):
+            docs = [f"d{d}" for d in rng.choice(60, size=int(rng.integers(1, 12)), replace=False)]
+            p_nan = 0.4 if rng.random() < 0.5 else 0.0
+            values = rng.choice([math.nan, 0.0, 0.5, 1.0, 2.0], size=len(docs),
+                                p=[p_nan, 0.3 - p_nan / 4, 0.2 - p_nan / 4, 0.3 - p_nan / 4, 0.2 - p_nan / 4])
+            run[f"q{query}"] = dict(zip(docs, values.tolist()))
+        assert orders_per_query(run) == {qid: libc_order(scores) for qid, scores in run.items()}
