@@ -110,6 +110,9 @@ TESTS: dict[str, list[str]] = {
                                     "tests/test_judging_order_cal_feature_scale.py",
                                     "tests/test_judging_order_cal_key_ties.py",
                                     "tests/test_judging_order_cal_flat_features.py"],
+    # (test_judging_simulation_umls.py, a whole UMLS replay, left out: slow)
+    "annotation/lib/judging_simulation.py": ["tests/test_judging_simulation_rules.py",
+                                             "tests/test_judging_simulation_replay.py"],
     "annotation/lib/judging_pool.py": ["tests/test_judging_pool_rules.py", "tests/test_judging_order_choice.py",
                                        "tests/test_judging_pool_defaults.py", "tests/test_judging_pool_small_cases.py",
                                        "tests/test_judging_pool_cached.py"],
