@@ -100,6 +100,11 @@ def test_oriented_taus_flip_the_lower_is_better_metrics():
     # values that differ by less than 1e-12 relative are ties: tau-b of (1, 0, 0) against (2, 1, 0)
     tied = sim.oriented_taus({"m": np.array([2.0, 1.0, 0.0])}, {"m": np.array([1.0, 1e-300, 0.0])})
     assert tied["m"] == pytest.approx(2 / math.sqrt(6))
+    # 1.5e-12 of the largest value apart: a real difference (1e-12 is the tolerance), 0.5e-12: a tie
+    apart = sim.oriented_taus({"m": np.array([2.0, 1.0, 0.0])}, {"m": np.array([1.0, 1.0 - 1.5e-12, 0.0])})
+    assert apart["m"] == pytest.approx(1.0)
+    close = sim.oriented_taus({"m": np.array([2.0, 1.0, 0.0])}, {"m": np.array([1.0, 1.0 - 0.5e-12, 0.0])})
+    assert close["m"] == pytest.approx(2 / math.sqrt(6))
 
 
 def depth_pool(n):
