@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from annotation.lib import judging_simulation as sim
-from annotation.lib.judging_order import PoolView
+from annotation.lib.judging_order import JudgingState, PoolView, order_items, tiebreak
 from tests._raises_support import whole
 
 
@@ -148,3 +148,20 @@ def test_simulate_batches_stop_at_checkpoints():
     sim.simulate(depth_pool(6), np.ones(6, dtype=bool), "depth", batch=4, checkpoints=[2, 6], score=score,
                  reference={"m": np.array([1.0, 0.0])})
     assert seen == [[0, 1], [0, 1, 2, 3, 4, 5]]
+
+
+@pytest.mark.parametrize("order", ["maxmean", "move_to_front"])
+def test_adaptive_orders_are_asked_again_after_every_batch(order):
+    # systems A (items 0-2) and B (items 3-5); A's items are all Y, B's all N: the labels steer the order
+    pool = PoolView.build(6, range(6), [0, 0, 0, 1, 1, 1], [0] * 6, [1, 2, 3, 1, 2, 3], num_systems=2,
+                          num_questions=1)
+    truth = np.array([True, True, True, False, False, False])
+    judged, positive, expected = np.zeros(6, bool), np.zeros(6, bool), []
+    while len(expected) < 6:  # the reference: ask the order again after each label
+        item = int(order_items(order, pool, JudgingState(judged, positive), seed=4, ties=tiebreak(6, 4), limit=1)[0])
+        expected.append(item)
+        judged[item], positive[item] = True, truth[item]
+    run = sim.simulate(pool, truth, order, seed=4, batch=1)
+    assert run.sequence.tolist() == expected
+    static = order_items(order, pool, JudgingState.empty(6), seed=4, ties=tiebreak(6, 4)).tolist()
+    assert expected != static  # the labels did change the order
