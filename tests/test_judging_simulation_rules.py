@@ -148,6 +148,11 @@ def test_simulate_batches_stop_at_checkpoints():
     sim.simulate(depth_pool(6), np.ones(6, dtype=bool), "depth", batch=4, checkpoints=[2, 6], score=score,
                  reference={"m": np.array([1.0, 0.0])})
     assert seen == [[0, 1], [0, 1, 2, 3, 4, 5]]
+    # a checkpoint inside a later batch: 1, then 2 more (not the whole batch of 4), then the rest
+    seen.clear()
+    sim.simulate(depth_pool(6), np.ones(6, dtype=bool), "depth", batch=4, checkpoints=[1, 3, 6], score=score,
+                 reference={"m": np.array([1.0, 0.0])})
+    assert seen == [[0], [0, 1, 2], [0, 1, 2, 3, 4, 5]]
 
 
 @pytest.mark.parametrize("order", ["maxmean", "move_to_front"])
