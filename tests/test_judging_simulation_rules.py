@@ -133,6 +133,11 @@ def test_simulate_scores_only_checkpoints_within_the_pool(order):
     # without a score: the checkpoints are the points themselves, no tau
     bare = sim.simulate(depth_pool(5), truth, order, batch=2, checkpoints=[4, 2, 7])
     assert bare.checkpoints.tolist() == [2, 4] and bare.taus == {}
+    # a score without a reference (or the reverse) scores nothing either
+    for half in (dict(score=score), dict(reference={"m": np.array([1.0, 0.0])})):
+        seen.clear()
+        alone = sim.simulate(depth_pool(5), truth, order, batch=2, checkpoints=[4, 2], **half)
+        assert seen == [] and alone.checkpoints.tolist() == [2, 4] and alone.taus == {}
     # default checkpoints and batch: every judgment count of a small pool
     assert sim.simulate(depth_pool(5), truth, order).checkpoints.tolist() == [1, 2, 3, 4, 5]
 
