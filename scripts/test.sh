@@ -25,8 +25,6 @@ echo "== services"
 bash scripts/services.sh
 
 export PYTHONDONTWRITEBYTECODE=1
-# ranx compiles its metrics with numba; keep the compiled code between runs (inside .venv, which it belongs to).
-export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$PWD/.venv/numba-cache}
 # Each run gets its own storage and SQLite folder, so a test run never touches your data.
 export KGPOOL_VAR_DIR=$(mktemp -d /tmp/kgpool-test-XXXXXX)
 trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT

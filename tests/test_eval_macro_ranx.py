@@ -5,11 +5,16 @@ has distinct scores and at least one relevant document per query.
 """
 from __future__ import annotations
 
+import os
 import warnings
 
-import numpy as np
-import pytest
+# ranx's metrics are numba functions, compiled on first use: 25-30 s per run in a fresh checkout (the compile
+# cache lives in the environment, which CI builds anew). Interpreted they give the same numbers on data this
+# small in a second. Before ranx imports numba, which reads the variable once.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 import ranx  # noqa: E402
 
 from evaluation.core.macro import evaluate
