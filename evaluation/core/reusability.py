@@ -20,7 +20,8 @@ ScoreFn = Callable[[np.ndarray], Mapping[str, np.ndarray]]
 
 def places(values: np.ndarray, metric: str) -> np.ndarray:
     """1-based place of each system (1 = best; ties share the better place)."""
-    oriented = np.asarray(values, dtype=np.float64) * (1.0 if higher_is_better(metric) else -1.0)
+    values = np.asarray(values, dtype=np.float64)
+    oriented = values if higher_is_better(metric) else -values
     return 1 + (oriented[None, :] > oriented[:, None]).sum(axis=1)
 
 
@@ -37,8 +38,9 @@ def leave_out(names: Sequence[str], groups: Sequence[tuple[str, Sequence[int]]],
         reduced = {m: np.asarray(v, dtype=np.float64) for m, v in score(kept).items()}
         for metric in metrics:
             before, after = full[metric], reduced[metric]
-            sign = 1.0 if higher_is_better(metric) else -1.0
-            tau = kendall_tau_b(before * sign, after * sign) if len(names) > 1 else float("nan")
+            # tau-b needs no orientation (negating both rankings keeps every pair's concordance) and is NaN for
+            # fewer than two systems
+            tau = kendall_tau_b(before, after)
             place_before, place_after = places(before, metric), places(after, metric)
             for system in members:
                 delta = after[system] - before[system]
