@@ -65,7 +65,8 @@ TESTS: dict[str, list[str]] = {
                                           "tests/test_eval_trec_measures_pytrec.py"],
     # (test_evaluation_report_summary.py, the report page, needs the database: left out)
     "evaluation/core/summary.py": ["tests/test_eval_summary_core.py"],
-    "evaluation/core/rank_family.py": ["tests/test_eval_rank_family_hand.py", "tests/test_eval_rank_family_pykeen.py"],
+    "evaluation/core/rank_family.py": ["tests/test_eval_rank_family_hand.py", "tests/test_eval_rank_family_rules.py",
+                                       "tests/test_eval_rank_family_pykeen.py"],
     "evaluation/core/trec.py": ["tests/test_eval_trec_io.py", "tests/test_eval_trec_nan_scores.py",
                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_ties.py",
                                 "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_trec_long_ids_memory.py",
