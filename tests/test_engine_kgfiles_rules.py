@@ -504,3 +504,33 @@ def test_more_rules_by_hand(tmp_path):
     with pytest.raises(KGFormatError, match=whole(f"{folder / 'entity_names.tsv'}:1: expected at least 2 "
                                                   "tab-separated columns (id name)")):
         read_kg(folder)
+
+
+def test_unused_entries_are_all_counted_wherever_they_are(tmp_path):
+    # two unused entries, the first before a used one: each is counted, and reading goes on past it
+    folder = dataset(tmp_path / "t", **{"entity2types.json": json.dumps({"zz": ["Q1"], "a": ["Q5"], "yy": []})})
+    data = read_kg(folder)
+    assert data.entities["a"].types == ["Q5"] and data.unused_metadata == 2
+    folder = dataset(tmp_path / "r", **{"relation_types.tsv": "none\ta\tb\nlikes\td\tr\nnada\tc\te\n"})
+    data = read_kg(folder)
+    assert (data.relations["likes"].domain_type, data.relations["likes"].range_type) == ("d", "r")
+    assert data.unused_metadata == 2
+    folder = dataset(tmp_path / "x", **{"relation_text.tsv": "none\tx\nlikes\tfond of\nnada\ty\n"})
+    data = read_kg(folder)
+    assert data.relations["likes"].text == "fond of" and data.unused_metadata == 2
+    path = folder / "relation_text.tsv"
+    path.write_text("likes\n")
+    with pytest.raises(KGFormatError, match=whole(f"{path}:1: expected at least 2 tab-separated columns (relation "
+                                                  "text)")):
+        read_kg(folder)
+
+
+def test_first_occurrences_tell_rows_apart_by_their_relation_alone():
+    rows = np.array([[0, 0, 1], [0, 1, 1], [1, 0, 1], [0, 1, 1], [0, 0, 1]])
+    assert kgfiles._first_occurrences(rows, 2, 2).tolist() == [0, 1, 2]
+
+
+def test_first_occurrences_of_keys_past_int64_between_2_63_and_3_62():
+    # E = 2**40, R = 1: E * E = 2**80 (under 3**62 ~ 2**98): one key per triple would wrap, h = 2**24 landing on h = 0
+    rows = np.array([[0, 0, 5], [2**24, 0, 5], [0, 0, 5]])
+    assert kgfiles._first_occurrences(rows, 2**40, 1).tolist() == [0, 1]
