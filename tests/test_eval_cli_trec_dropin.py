@@ -202,3 +202,17 @@ def test_stdin_run_in_a_subprocess(files) -> None:
     bad = subprocess.run([sys.executable, "-m", "evaluation", "trec", str(qrels_path), "-"], cwd=REPO, env=env,
                          input=b"q1 Q0 d1 1 high t\n", capture_output=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr == b"error: <stdin>:1: score 'high' is not a number\n"
+
+
+def test_summary_only_measures_have_no_per_query_lines(files) -> None:
+    # trec_eval prints runid, num_q and the geometric means (gm_map, gm_bpref) in the summary only, even with -q
+    qrels_path, run_path, qrels, run = files
+    status, out, _ = cli("-q", "-m", "runid", "-m", "num_q", "-m", "gm_bpref", "-m", "gm_map", "-m", "num_ret",
+                         str(qrels_path), str(run_path))
+    rows = [line.split("\t") for line in out.splitlines()]
+    per_query = {name.strip() for name, qid, _ in rows if qid != "all"}
+    summary = [name.strip() for name, qid, _ in rows if qid == "all"]
+    assert status == 0 and per_query == {"num_ret"}
+    # one num_ret line per query that has judgments (trec_eval evaluates only those)
+    assert sorted(qid for _name, qid, _ in rows if qid != "all") == sorted(set(qrels) & set(run))
+    assert summary == ["runid", "num_q", "num_ret", "gm_map", "gm_bpref"]

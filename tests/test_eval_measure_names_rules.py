@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.core.measure_names import SUMMED, UnknownMeasureError, atof, atol, from_name, request
+import dataclasses
+
+from evaluation.core.measure_names import (
+    KINDS,
+    SUMMED,
+    Measure,
+    UnknownMeasureError,
+    atof,
+    atol,
+    from_name,
+    request,
+)
 from tests._raises_support import whole
 
 
@@ -25,6 +36,8 @@ def names(specs: list[str]) -> list[str]:
     ("utility.1,2", "utility takes 4 coefficients, got '1,2'"),
     ("map.5", "measure 'map' takes no parameters"),
     ("prefs", "measure group 'prefs' needs preference judgments (-R prefs), which are not supported"),
+    ("all_prefs", "measure group 'all_prefs' needs preference judgments (-R prefs), which are not supported"),
+    ("qrels_jg", "measure group 'qrels_jg' needs preference judgments (-R prefs), which are not supported"),
     ("P.", "improper measure parameters in 'P.'"),
     ("P_0", "cut-off must be a positive integer in 'P_0'"),
     ("nope", "unknown measure 'nope'"),
@@ -63,3 +76,25 @@ def test_parameterised_names_and_summed_measures() -> None:
 def test_c_number_parsing() -> None:
     assert (atol("abc"), atol(" 23.4"), atol("-7x")) == (0, 23, -7)
     assert (atof("abc"), atof(" .25e1x"), atof("-inf")) == (0.0, 2.5, float("-inf"))
+
+
+def test_the_longest_parameterised_base_owns_a_printed_name() -> None:
+    # rbp_resid_p=0.8 is rbp_resid's (p = 0.8), not rbp's with a parameter "resid_p"; ndcg_rel_1=3 is ndcg_rel's
+    assert (from_name("rbp_resid_p=0.8").base, from_name("rbp_resid_p=0.8").param) == ("rbp_resid", (("p", 0.8),))
+    assert (from_name("ndcg_rel_1=3").base, from_name("ndcg_rel_1=3").param) == ("ndcg_rel", (("1", 3.0),))
+    assert (from_name("ideal_dcg_1=3").base, from_name("dcg_1=3").base) == ("ideal_dcg", "dcg")
+
+
+def test_measures_are_values() -> None:
+    # frozen: usable as keys (results are looked up by measure) and never changed in place
+    first, again = from_name("P_10"), request(["P.10"])[0]
+    assert first == again and hash(first) == hash(again) and len({first, again, from_name("P_5")}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.param = 5
+
+
+def test_every_kind_is_one_the_parser_knows() -> None:
+    # the plain / long / string / gm measures take no parameters; each kind's parsing is checked above
+    assert set(KINDS.values()) == {"plain", "long", "string", "gm", "cut", "cut_real", "real", "pairs"}
+    assert {KINDS[name] for name in ("runid", "num_q", "map", "gm_map")} == {"string", "long", "plain", "gm"}
+    assert Measure("map", None, "map").kind == "plain"

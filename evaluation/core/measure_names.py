@@ -73,6 +73,10 @@ _REGISTRY: tuple[tuple[str, str, tuple | None], ...] = (
     ("ndcg_p", "pairs", ()),
     ("MR", "plain", None),
 )
+#: the kinds above: an entry of any other kind (a typo) would silently be parsed as a plain measure
+_KIND_NAMES = frozenset({"plain", "long", "string", "gm", "cut", "cut_real", "real", "pairs"})
+if _unknown_kinds := {kind for _, kind, _ in _REGISTRY} - _KIND_NAMES:
+    raise ValueError(f"measure registry: unknown kinds {sorted(_unknown_kinds)}")
 KINDS: dict[str, str] = {name: kind for name, kind, _ in _REGISTRY}
 DEFAULTS: dict[str, tuple | None] = {name: default for name, _, default in _REGISTRY}
 ORDER: dict[str, int] = {name: index for index, (name, _, _) in enumerate(_REGISTRY)}
