@@ -4,7 +4,7 @@ default, and the writer's exact TOML. Hand-written cases; the line numbers are c
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict
+from dataclasses import FrozenInstanceError, asdict
 from pathlib import Path
 
 import pytest
@@ -559,7 +559,17 @@ def test_sample_default_names():
     assert SampleSpec(file="/a/My Test.v2.txt").default_name() == "my-test-v2"
     assert SampleSpec(file="/a/--a__b--.txt").default_name() == "a__b"
     assert SampleSpec(file="/a/+++.txt").default_name() == "sample"
+    assert SampleSpec(file="/a/X-Y.X.txt").default_name() == "x-y-x"
     assert SampleSpec(file="/a/" + "A" * 150 + ".txt").default_name() == "a" * 100
+
+
+def test_the_specs_are_frozen():
+    spec = read(BASE + "[filters]\n[evaluation]\n")
+    for value, name in [(spec, "name"), (spec.kg, "name"), (spec.systems[0], "name"), (spec.sample, "size"),
+                        (spec.pool, "depth"), (spec.filters, "threshold"), (spec.judging, "budget"),
+                        (spec.evaluation, "cutoff")]:
+        with pytest.raises(FrozenInstanceError):
+            setattr(value, name, 1)
 
 
 def test_evaluation_options():
