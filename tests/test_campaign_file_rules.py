@@ -204,6 +204,27 @@ def test_numbers_take_integers_as_floats_and_refuse_the_rest():
     fails(BASE.replace('run = "r.trec"', 'run = 1'), "/x/c.toml:7: systems.run must be a string, got 1")
 
 
+@pytest.mark.parametrize("change, message", [
+    (('name = "c"', 'name = "c"\ndescription = 1'), "3: campaign.description must be a string, got 1"),
+    (('name = "k"', 'name = "k"\npath = ""'), "5: kg.path must name a file or folder"),
+    (('name = "k"', 'name = "k"\ndescription = 1'), "5: kg.description must be a string, got 1"),
+    (('name = "k"', 'name = "k"\nentity_names = 1'), "5: kg.entity_names must be a string, got 1"),
+    (('name = "s"', 'name = "s s"'), "6: systems.name: system name 's s' must be a slug (letters, digits, -, _, "
+                                     "starting with a letter or a digit, at most 100 characters)"),
+    (('run = "r.trec"', 'run = "r.trec"\ndescription = 1'), "8: systems.description must be a string, got 1"),
+    (('run = "r.trec"', 'run = "r.trec"\nquestions = " "'), "8: systems.questions must name a file or folder"),
+    (("size = 3", 'file = ""'), "9: sample.file must name a file or folder"),
+    (("depth = 2", "depth = 2\n[filters]\nrules = 'type'"), "13: filters.rules must be a list, got 'type'"),
+    (("depth = 2", "depth = 2\n[evaluation]\ndepths = 1"), "13: evaluation.depths must be a list, got 1"),
+    (("depth = 2", "depth = 2\n[evaluation]\nprotocols = 'x'"), "13: evaluation.protocols must be a list, got 'x'"),
+    (("depth = 2", "depth = 2\n[evaluation]\nnegatives = 'x'"), "13: evaluation.negatives must be a list, got 'x'"),
+])
+def test_every_setting_is_named_with_its_table(change, message):
+    text = BASE.replace(*change)
+    assert text != BASE
+    fails(text, f"/x/c.toml:{message}")
+
+
 def test_a_value_of_several_kinds_names_them_all():
     reader = _Reader({}, "", Path("/x/c.toml"))
     with pytest.raises(CampaignFileError, match=whole("/x/c.toml: t.a must be an integer or a number, got 's'")):
