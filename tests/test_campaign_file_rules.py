@@ -173,6 +173,8 @@ def test_missing_and_misshapen_tables():
     fails("judging = 3\n" + BASE, "/x/c.toml:1: judging must be a table ([judging])")
     fails(BASE.replace('[campaign]\nname = "c"', '[campaign]\nname = "c"\nowner = "me"'),
           "/x/c.toml:3: [campaign] has no setting 'owner'; settings: description, name")
+    # a missing table has no line, whatever keys other tables have
+    fails(BASE.replace('[kg]\nname = "k"\n', "") + '[templates]\nXXXX = "t"\n', "/x/c.toml: the [kg] table is missing")
     fails(BASE.replace('name = "c"\n', ""), "/x/c.toml:1: [campaign] needs name")
     fails(BASE.replace('name = "k"\n', ""), "/x/c.toml:3: [kg] needs name")
     assert read(BASE.replace('name = "c"', 'name = "c"\ndescription = "d"')).description == "d"
@@ -730,6 +732,12 @@ def test_the_writer_writes_every_table_exactly(tmp_path):
         'systems = ["x"]\n\n[judging]\n'
         'order = "random"\nassignment_timeout_s = 1800\ngold_rate = 0.05\ngold_seed = 0\nrushed_factor = 0.25\n'
         'gold_threshold = 0.8\nevidence_policy = "yes"\nseed = 0\nreuse = true\n\n[members]\n')
+    # a chunk size is written; guidelines: the campaign's first, then by relation key (not by text)
+    chunked = CampaignSpec(name="c", kg=KGSpec(name="k"), sample=SampleSpec(size=1), guidelines={
+        "r2": "A", "r1": "B", "campaign": "Z"}, pool=PoolSpec(depth=1, systems=(), chunk_size=5))
+    text = spec_to_toml(chunked)
+    assert "[pool]\ndepth = 1\nsystems = []\nchunk_size = 5\n" in text
+    assert '[guidelines]\ncampaign = "Z"\nr1 = "B"\nr2 = "A"\n' in text
     # no dataset folder: none written, whatever the base
     assert 'path' not in spec_to_toml(CampaignSpec(name="c", kg=KGSpec(name="k"), sample=SampleSpec(size=1),
                                                    pool=PoolSpec(depth=1, systems=())), base=Path("/b"))
