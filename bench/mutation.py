@@ -152,7 +152,8 @@ TESTS: dict[str, list[str]] = {
                                                "tests/test_evaluation_property_prediction.py",
                                                "tests/test_evaluation_pair_ranking_model.py"],
     # the shared helpers: segment sums (macro measures), codes, grouping, ordering and matching (trec conversion)
-    "evaluation/core/_util.py": ["tests/test_eval_util_rules.py", "tests/test_eval_segment_sum.py", "tests/test_eval_macro_context_hand.py",
+    "evaluation/core/_util.py": ["tests/test_eval_util_rules.py", "tests/test_eval_segment_sum.py",
+                                 "tests/test_eval_macro_context_hand.py",
                                  "tests/test_eval_judged_ranking_core.py", "tests/test_eval_trec_ties.py",
                                  "tests/test_eval_trec_nan_scores.py", "tests/test_eval_trec_query_selection.py",
                                  "tests/test_eval_trec_io.py", "tests/test_eval_trec_errors.py",

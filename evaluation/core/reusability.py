@@ -25,8 +25,9 @@ def places(values: np.ndarray, metric: str) -> np.ndarray:
     return 1 + (oriented[None, :] > oriented[:, None]).sum(axis=1)
 
 
-def leave_out(names: Sequence[str], groups: Sequence[tuple[str, Sequence[int]]], kept_items: Callable[[Sequence[int]], np.ndarray],
-              score: ScoreFn, metrics: Sequence[str] | None = None) -> list[dict]:
+def leave_out(names: Sequence[str], groups: Sequence[tuple[str, Sequence[int]]],
+              kept_items: Callable[[Sequence[int]], np.ndarray], score: ScoreFn,
+              metrics: Sequence[str] | None = None) -> list[dict]:
     """One row per (group, left-out system, metric): full and reduced value, change, places, and tau-b of the
     whole ranking (full vs reduced labels). ``kept_items(systems)`` is the mask of pool items the other systems
     retrieve."""
