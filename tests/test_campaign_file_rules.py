@@ -175,6 +175,8 @@ def test_missing_and_misshapen_tables():
           "/x/c.toml:3: [campaign] has no setting 'owner'; settings: description, name")
     # a missing table has no line, whatever keys other tables have
     fails(BASE.replace('[kg]\nname = "k"\n', "") + '[templates]\nXXXX = "t"\n', "/x/c.toml: the [kg] table is missing")
+    # even when a table has an empty key ("" = ..., legal in [templates] / [guidelines])
+    fails(BASE.replace('[kg]\nname = "k"\n', "") + '[templates]\n"" = "t"\n', "/x/c.toml: the [kg] table is missing")
     fails(BASE.replace('name = "c"\n', ""), "/x/c.toml:1: [campaign] needs name")
     fails(BASE.replace('name = "k"\n', ""), "/x/c.toml:3: [kg] needs name")
     assert read(BASE.replace('name = "c"', 'name = "c"\ndescription = "d"')).description == "d"

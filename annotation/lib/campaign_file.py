@@ -245,7 +245,10 @@ class _Reader:
 
     # -- errors
     def line_of(self, table: str | None, key: str | None = None, occurrence: int = 0) -> int | None:
-        """Line (1-based) of ``key`` in ``[table]`` (the ``occurrence``-th ``[[table]]``), or of the header."""
+        """Line (1-based) of ``key`` in ``[table]`` (the ``occurrence``-th ``[[table]]``), or of the header; None
+        when neither is named (a missing table: no line, not that of some ``"" = ...`` key)."""
+        if table is None and key is None:
+            return None
         start = 0
         if table is not None:
             header = re.compile(r"\s*\[\[?\s*" + re.escape(table) + r"\s*\]\]?\s*(#.*)?$")
