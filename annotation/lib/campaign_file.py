@@ -258,7 +258,7 @@ class _Reader:
             start = found[occurrence]
             if key is None:
                 return start + 1
-        pattern = re.compile(r"\s*(\"?)" + re.escape(key or "") + r"\1\s*=")
+        pattern = re.compile(r"\s*(\"?)" + re.escape(key) + r"\1\s*=")
         for number in range(start + (1 if table is not None else 0), len(self.lines)):
             line = self.lines[number]
             if table is not None and number > start and re.match(r"\s*\[", line):
