@@ -20,9 +20,9 @@ it), and the entities' ids are then known without reading them back.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Callable, Iterator
 from itertools import repeat
 
 import numpy as np
@@ -101,15 +101,16 @@ def _binary_block(kg_id: int, split: str, heads: np.ndarray, relations: np.ndarr
     """Rows in PostgreSQL's binary COPY format: per row the field count, then (length, big-endian value).
     ``first_id``: the rows' ids are first_id, first_id + 1, ... (the ``id`` column leads); None: no id column."""
     label = split.encode()
-    ids = [] if first_id is None else [("id_len", ">i4"), ("id", ">i8")]
-    row = np.dtype([("fields", ">i2"), *ids, ("kg_len", ">i4"), ("kg", ">i8"), ("head_len", ">i4"), ("head", ">i8"),
-                    ("relation_len", ">i4"), ("relation", ">i8"), ("tail_len", ">i4"), ("tail", ">i8"),
-                    ("split_len", ">i4"), ("split", f"S{len(label)}")])
+    with_ids = first_id is not None
+    id_fields = [("id_len", ">i4"), ("id", ">i8")] if with_ids else []
+    row = np.dtype([("fields", ">i2"), *id_fields, ("kg_len", ">i4"), ("kg", ">i8"), ("head_len", ">i4"),
+                    ("head", ">i8"), ("relation_len", ">i4"), ("relation", ">i8"), ("tail_len", ">i4"),
+                    ("tail", ">i8"), ("split_len", ">i4"), ("split", f"S{len(label)}")])
     block = np.empty(len(heads), dtype=row)
-    block["fields"] = len(TRIPLE_COLUMNS) + len(ids) // 2
-    for name in ("kg_len", "head_len", "relation_len", "tail_len", *(["id_len"] if ids else [])):
+    block["fields"] = len(TRIPLE_COLUMNS) + int(with_ids)
+    for name in ("kg_len", "head_len", "relation_len", "tail_len", *(["id_len"] if with_ids else [])):
         block[name] = 8
-    if ids:
+    if with_ids:
         block["id"] = np.arange(first_id, first_id + len(heads), dtype=np.int64)
     block["kg"], block["head"], block["relation"], block["tail"] = kg_id, heads, relations, tails
     block["split_len"], block["split"] = len(label), label
@@ -297,7 +298,8 @@ def _create_indexes(model, dropped: _Dropped) -> None:
     editor = connection.schema_editor()
     with connection.cursor() as cursor, _deferred_checks_run_now(cursor):
         if dropped.primary_key is not None:  # under its own name again
-            table, name = connection.ops.quote_name(model._meta.db_table), connection.ops.quote_name(dropped.primary_key)
+            table = connection.ops.quote_name(model._meta.db_table)
+            name = connection.ops.quote_name(dropped.primary_key)
             cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {name} "
                            f"PRIMARY KEY ({connection.ops.quote_name(model._meta.pk.column)})")
         for index in model._meta.indexes:
