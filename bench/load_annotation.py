@@ -290,7 +290,8 @@ def parse(argv=None):
     parser.add_argument("--paths", nargs="+", default=None,
                         help="judging code paths to compare in one run (KGPOOL_JUDGING_PATH of the server, e.g. "
                              "legacy fast; default: the server's default); PATH+next: that path with each submit "
-                             "asking for the next hand-out (--next-in-submit for that path only), e.g. legacy fast+next")
+                             "asking for the next hand-out (--next-in-submit for that path only), "
+                             "e.g. legacy fast+next")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--published", action="store_true", help="replay the published FB15k-237 campaign instead")
     parser.add_argument("--shared-data", type=Path, default=ROOT.parent / "shared" / "data")

@@ -39,23 +39,20 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".mutmut-cache"
 HOOKS = Path(__file__).resolve().parent / "mutmut_hooks"
 
+# Every measure of the macro table is checked against trec_eval (pytrec_eval's C code) or a brute force only by the
+# trec_* files, which reach macro.evaluate through trec_eval(); without them 40-odd table entries go untested. The
+# macro measure modules are reached the same way: they share these files.
+MACRO_FILES = ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
+               "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
+               "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"]
+
 # module -> the test files that exercise it (the ones that import it, minus slow end-to-end ones).
 TESTS: dict[str, list[str]] = {
     "evaluation/core/kendall.py": ["tests/test_eval_kendall_core.py"],
     "evaluation/core/micro.py": ["tests/test_eval_micro_metrics.py", "tests/test_eval_micro_reweight.py"],
-    # every measure of the table is checked against trec_eval (pytrec_eval's C code) or a brute force only by the
-    # trec_* files, which reach macro.evaluate through trec_eval(); without them 40-odd table entries go untested
-    "evaluation/core/macro.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
-                                 "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
-                                 "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
-    # the macro measure modules are reached through macro.evaluate / trec_eval(): the same files as macro.py
-    "evaluation/core/macro_rank.py": ["tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
-                                      "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
-                                      "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
-    "evaluation/core/macro_gain.py": ["tests/test_eval_macro_gain_levels.py", "tests/test_eval_macro_bpref_infap.py",
-                                      "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_pytrec.py",
-                                      "tests/test_eval_macro_summary.py", "tests/test_eval_trec_options.py",
-                                      "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/macro.py": MACRO_FILES,
+    "evaluation/core/macro_rank.py": MACRO_FILES,
+    "evaluation/core/macro_gain.py": ["tests/test_eval_macro_gain_levels.py", *MACRO_FILES],
     # (test_eval_macro_ranx.py left out: ~55 s a run)
     "evaluation/core/judged_ranking.py": ["tests/test_eval_judged_ranking_core.py",
                                           "tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
@@ -167,20 +164,15 @@ TESTS: dict[str, list[str]] = {
                                     "tests/test_eval_analyses_bootstrap_hand.py"],
     # measure names: macro.evaluate reads them (from_name), the trec_* files request them; the drop-in CLI file
     # checks trec_eval's parameter lists, printed names and order (one subprocess test, ~5 s in all)
-    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py", "tests/test_eval_macro_summary.py",
-                                         "tests/test_eval_macro_gain_levels.py", "tests/test_eval_trec_options.py",
-                                         "tests/test_eval_trec_measures_pytrec.py",
-                                         "tests/test_eval_macro_ranks.py", "tests/test_eval_macro_bpref_infap.py",
-                                         "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
+    "evaluation/core/measure_names.py": ["tests/test_eval_measure_names_rules.py",
+                                         "tests/test_eval_macro_gain_levels.py",
+                                         *MACRO_FILES, "tests/test_eval_cli_trec_dropin.py"],
     # trec_eval(): the files that call it (options -c / -M / -J / -l / -N, every measure against pytrec_eval)
     "evaluation/core/trec_eval.py": ["tests/test_eval_trec_eval_result.py", "tests/test_eval_trec_options.py",
                                      "tests/test_eval_trec_measures_pytrec.py", "tests/test_eval_macro_gain_levels.py",
                                      "tests/test_eval_macro_pytrec.py", "tests/test_eval_cli_trec_dropin.py"],
     # the per-entry quantities of the macro measures: reached through macro.evaluate, the same files as macro.py
-    "evaluation/core/macro_context.py": ["tests/test_eval_macro_context_hand.py",
-                                         "tests/test_eval_macro_bpref_infap.py", "tests/test_eval_macro_ranks.py",
-                                         "tests/test_eval_macro_pytrec.py", "tests/test_eval_macro_summary.py",
-                                         "tests/test_eval_trec_options.py", "tests/test_eval_trec_measures_pytrec.py"],
+    "evaluation/core/macro_context.py": ["tests/test_eval_macro_context_hand.py", *MACRO_FILES],
     # (test_campaign_file_parse.py's Django test is deselected, DESELECT below; the other campaign-file test files
     # apply a campaign to the database: left out)
     "annotation/lib/campaign_file.py": ["tests/test_campaign_file_rules.py", "tests/test_campaign_file_parse.py"],

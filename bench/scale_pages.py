@@ -32,7 +32,7 @@ LABELLED_SHARE = 0.2  # of the pool's items, labelled Y/N by import_judgments
 SLOW_MS = 300.0
 
 
-def _attach(context) -> None:
+def attach_database(context) -> None:
     """Django against the database an earlier stage (or run) filled."""
     if "kg" in context.facts:
         return
@@ -153,7 +153,7 @@ def labels_file(campaign, path: Path, share: float, seed: int = 0) -> int:
 
 
 def stage_campaign(context) -> None:
-    _attach(context)
+    attach_database(context)
     from annotation.models import Campaign
     from annotation.services.campaigns import create_campaign
     from annotation.services.exports import FORMATS, export_judgments
@@ -283,7 +283,7 @@ def staff_client():
 
 
 def stage_pages(context) -> None:
-    _attach(context)
+    attach_database(context)
     client = staff_client()
     # judge_next hands out an item: fetch it once so judge_item has a hand-out to show
     urls = page_urls(context.facts.get("campaign"))

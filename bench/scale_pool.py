@@ -42,9 +42,9 @@ def random_system(kg: Any, name: str) -> Any:
 
 def stage_pool(context: Any) -> None:
     import scale  # bench/scale.py's helpers (this stage is registered there)
-    from scale_pages import _attach  # the KG an earlier run imported, when this run did not import it
+    from scale_pages import attach_database  # the KG an earlier run imported, when this run did not import it
 
-    _attach(context)
+    attach_database(context)
     from django.conf import settings
 
     from pooling.selectors.pools import sample_questions

@@ -42,13 +42,17 @@ def test_weights_are_normalised() -> None:
                                    rel=1e-14)
 
 
-def test_weighted_geometric_mean_rank_against_enumerating_every_rank_combination() -> None:
-    # three distinct weights 1/2, 1/3, 1/6: GMR = 1^(1/2) 2^(1/3) 5^(1/6); its E and V over all 10 * 4 * 5 equally
-    # likely rank triples
-    weights = np.array([3.0, 2.0, 1.0]) / 6
-    outcomes = [a ** (1 / 2) * b ** (1 / 3) * c ** (1 / 6)
+def random_gmr_moments(exponents: tuple[float, float, float]) -> tuple[float, float]:
+    """E and V of a ** e1 * b ** e2 * c ** e3 over all 10 * 4 * 5 equally likely rank triples (a, b, c)."""
+    outcomes = [a ** exponents[0] * b ** exponents[1] * c ** exponents[2]
                 for a, b, c in itertools.product(range(1, 11), range(1, 5), range(1, 6))]
-    expected, variance = np.mean(outcomes), np.var(outcomes)
+    return np.mean(outcomes), np.var(outcomes)
+
+
+def test_weighted_geometric_mean_rank_against_enumerating_every_rank_combination() -> None:
+    # three distinct weights 1/2, 1/3, 1/6: GMR = 1^(1/2) 2^(1/3) 5^(1/6); its E and V over every rank triple
+    weights = np.array([3.0, 2.0, 1.0]) / 6
+    expected, variance = random_gmr_moments((1 / 2, 1 / 3, 1 / 6))
     gmr = 2 ** (1 / 3) * 5 ** (1 / 6)
     values = rank_family(RANKS, CANDIDATES, weights=weights)
     assert values["GMR"] == pytest.approx(gmr, rel=1e-14) and values["IGMR"] == pytest.approx(1 / gmr, rel=1e-14)
@@ -56,9 +60,7 @@ def test_weighted_geometric_mean_rank_against_enumerating_every_rank_combination
     assert values["zGMR"] == pytest.approx(-(gmr - expected) / math.sqrt(variance), rel=1e-12)
     # two rankings share a weight (one group of two, one of one): the same sums regrouped
     weights = np.array([1.0, 2.0, 1.0]) / 4
-    outcomes = [a ** (1 / 4) * b ** (1 / 2) * c ** (1 / 4)
-                for a, b, c in itertools.product(range(1, 11), range(1, 5), range(1, 6))]
-    expected, variance = np.mean(outcomes), np.var(outcomes)
+    expected, variance = random_gmr_moments((1 / 4, 1 / 2, 1 / 4))
     gmr = 2 ** (1 / 2) * 5 ** (1 / 4)
     values = rank_family(RANKS, CANDIDATES, weights=weights)
     assert values["AGMRI"] == pytest.approx((gmr - expected) / (1 - expected), rel=1e-12)
