@@ -13,10 +13,15 @@ orients every metric to "higher is better" so that the vectors it compares are g
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy import stats
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# scipy.stats and pandas are imported where they are used: together 0.6 s, and the site's views import this module
+# (through evaluation.core.summary), so every web worker and manage.py command would pay it at start.
 
 __all__ = [
     "kendall_tau_b",
@@ -34,6 +39,8 @@ def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarr
         raise ValueError(f"need two 1-D vectors of equal length, got {x.shape} and {y.shape}")
     if len(x) < 2:
         return float("nan")
+    from scipy import stats
+
     return float(stats.kendalltau(x, y, variant="b").statistic)
 
 
@@ -74,6 +81,8 @@ def higher_is_better(metric: str) -> bool:
 
 
 def _as_frame(table: pd.DataFrame | np.ndarray, metrics: Sequence[str] | None) -> pd.DataFrame:
+    import pandas as pd
+
     if isinstance(table, pd.DataFrame):
         return table
     values = np.asarray(table, dtype=np.float64)
@@ -94,6 +103,8 @@ def compare_metric_tables(
     metrics are used, in the order of ``table_a``. Plain arrays must have the same systems in the same row
     order; ``metrics`` names their columns. Returns a Series metric -> tau (NaN when undefined).
     """
+    import pandas as pd
+
     frame_a, frame_b = _as_frame(table_a, metrics), _as_frame(table_b, metrics)
     systems = [s for s in frame_a.index if s in set(frame_b.index)]
     common_metrics = [m for m in frame_a.columns if m in set(frame_b.columns)]

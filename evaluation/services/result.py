@@ -3,9 +3,10 @@ its tables. Torch-free, no database access."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: metrics shown in the figures and used for discriminative power / data sensitivity
 KEY_METRICS = ("micro_MRR", "micro_Hits@10", "macro_MRR", "macro_MAP@10", "macro_nDCG@10", "macro_bpref", "PROBE")
@@ -70,32 +71,40 @@ class EvaluationOptions:
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
+def _frame(columns: list[str] | None = None) -> pd.DataFrame:
+    """An empty table. pandas is imported here, not at the top: the site's views read this module's constants, and
+    pandas would add 0.1 s to the start of every web worker and manage.py command."""
+    import pandas as pd
+
+    return pd.DataFrame(columns=columns)
+
+
 def empty_relations() -> pd.DataFrame:
-    return pd.DataFrame(columns=["label_set", "system", "relation", "domain", "category", "count"])
+    return _frame(["label_set", "system", "relation", "domain", "category", "count"])
 
 
 def empty_averages() -> pd.DataFrame:
-    return pd.DataFrame(columns=["label_set", "system", "average", "metric", "value"])
+    return _frame(["label_set", "system", "average", "metric", "value"])
 
 
 def empty_open_world() -> pd.DataFrame:
-    return pd.DataFrame(columns=["metric", "drop_fraction", "mean_tau", "std_tau", "repeats"])
+    return _frame(["metric", "drop_fraction", "mean_tau", "std_tau", "repeats"])
 
 
 def empty_coverage() -> pd.DataFrame:
-    return pd.DataFrame(columns=COVERAGE_COLUMNS)
+    return _frame(COVERAGE_COLUMNS)
 
 
 def empty_dp() -> pd.DataFrame:
-    return pd.DataFrame(columns=["label_set", "metric", "position", "pvalue"])
+    return _frame(["label_set", "metric", "position", "pvalue"])
 
 
 def empty_auc() -> pd.DataFrame:
-    return pd.DataFrame(columns=["label_set", "metric", "auc", "significant_fraction", "test"])
+    return _frame(["label_set", "metric", "auc", "significant_fraction", "test"])
 
 
 def empty_ds() -> pd.DataFrame:
-    return pd.DataFrame(columns=["label_set", "metric", "fraction", "size", "mean_tau", "std_tau"])
+    return _frame(["label_set", "metric", "fraction", "size", "mean_tau", "std_tau"])
 
 
 @dataclass
@@ -122,9 +131,9 @@ class EvaluationResult:
     #: long: label_set, system, average ("relations" | "domains"), metric, value (unweighted means of groups)
     averages: pd.DataFrame = field(default_factory=empty_averages)
     #: systems x micro metrics on the completed labels reweighted with the sparse relation distribution
-    reweighted: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reweighted: pd.DataFrame = field(default_factory=_frame)
     #: metric x (tau sparse vs completed, tau sparse vs reweighted, tau completed vs reweighted)
-    reweighted_kendall: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reweighted_kendall: pd.DataFrame = field(default_factory=_frame)
     #: long: metric, drop_fraction, mean_tau, std_tau, repeats (open-world simulation on the completed labels)
     open_world: pd.DataFrame = field(default_factory=empty_open_world)
     #: long: COVERAGE_COLUMNS -- per label set and system, what the system's scores could not rank
