@@ -10,7 +10,18 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 echo "== installing requirements-dev.txt"
-.venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+# uv installs the same pinned requirements as pip in about 40% of its time (parallel downloads and bytecode
+# compilation); it does not read pip's configuration, so pip's find-links (a folder of wheels, such as a CPU build
+# of torch) are passed on. Should uv fail, pip installs as before.
+LINKS=()
+for dir in ${PIP_FIND_LINKS:-} $(.venv/bin/pip config list 2>/dev/null | sed -n "s/^[a-z.]*find-links='\(.*\)'$/\1/p"); do
+  LINKS+=(--find-links "$dir")
+done
+if ! { .venv/bin/pip install --quiet --disable-pip-version-check uv==0.13.9 &&
+       .venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode "${LINKS[@]}" -r requirements-dev.txt; }; then
+  echo "   uv did not install them: pip"
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+fi
 
 if [ ! -x /usr/bin/chromium ]; then
   echo "== installing Chromium for the browser tests (Debian package)"
