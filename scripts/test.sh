@@ -35,7 +35,8 @@ fi
 echo "== services"
 bash scripts/services.sh
 
-export PYTHONDONTWRITEBYTECODE=1
+# Bytecode is written (ignored by git): pytest's assertion rewriting of the ~580 test modules is half of each test
+# process's collection, and the second pass and every subprocess reuse what the first compiled.
 # Each run gets its own storage and SQLite folder, so a test run never touches your data.
 export KGPOOL_VAR_DIR=$(mktemp -d /tmp/kgpool-test-XXXXXX)
 trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT
