@@ -13,12 +13,11 @@ echo "== installing requirements-dev.txt"
 # uv installs the same pinned requirements as pip in about 40% of its time (parallel downloads and bytecode
 # compilation); it does not read pip's configuration, so pip's find-links (a folder of wheels, such as a CPU build
 # of torch) are passed on. Should uv fail, pip installs as before.
-LINKS=()
-for dir in ${PIP_FIND_LINKS:-} $(.venv/bin/pip config list 2>/dev/null | sed -n "s/^[a-z.]*find-links='\(.*\)'$/\1/p"); do
-  LINKS+=(--find-links "$dir")
-done
+PIP_LINKS=$(.venv/bin/pip config list 2>/dev/null | sed -n "s/^[a-z.]*find-links='\(.*\)'$/\1/p")
+UV_INSTALL=(.venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode)
+for dir in ${PIP_FIND_LINKS:-} $PIP_LINKS; do UV_INSTALL+=(--find-links "$dir"); done
 if ! { .venv/bin/pip install --quiet --disable-pip-version-check uv==0.13.9 &&
-       .venv/bin/uv pip install --quiet --python .venv/bin/python --compile-bytecode "${LINKS[@]}" -r requirements-dev.txt; }; then
+       "${UV_INSTALL[@]}" -r requirements-dev.txt; }; then
   echo "   uv did not install them: pip"
   .venv/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 fi
@@ -37,6 +36,7 @@ bash scripts/services.sh
 
 # Bytecode is written (ignored by git): pytest's assertion rewriting of the ~580 test modules is half of each test
 # process's collection, and the second pass and every subprocess reuse what the first compiled.
+
 # Each run gets its own storage and SQLite folder, so a test run never touches your data.
 export KGPOOL_VAR_DIR=$(mktemp -d /tmp/kgpool-test-XXXXXX)
 trap 'rm -rf "$KGPOOL_VAR_DIR"' EXIT
