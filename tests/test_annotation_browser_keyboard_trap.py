@@ -1,5 +1,5 @@
 """No keyboard trap after a validation error (issue 15; headless Chromium): a field the page focused itself (the
-source field after a server-side error, the reason box after the browser's required-field check) keeps Y / N / F
+source field after a server-side error, the reason box after the browser's required-field check) keeps Y / N / C / F
 as shortcuts until the person types in it, so "n f text" chooses No and types "text" (the defect stored the
 reason "YfSource of annotator 1 is convincing"). Escape leaves a field."""
 from __future__ import annotations
@@ -36,6 +36,32 @@ def test_shortcuts_after_a_server_error_choose_instead_of_typing(tmp_path, live_
     context.close()
     judgment = Judgment.objects.get(user=one)
     assert (judgment.answer, judgment.source_url) == (Label.NO, WIKI)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_c_after_a_server_error_answers_can_t_tell_instead_of_typing_into_the_source(tmp_path, live_server,
+                                                                                     browser):  # noqa: F811
+    """The defect: "c" went into the source field the error had focused, the answer stayed Yes, and Enter saved
+    Yes with the source ".../wiki/cunsure"."""
+    campaign = nationality_campaign(tmp_path, entries=1)
+    one = member(campaign, "one", "annotator")
+    context, page = login(browser, live_server, "one")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press("y")
+    press_for_next_page(page)  # Yes without a source: the form comes back, the source field focused
+    assert "source" in page.inner_text(".has-error").lower()
+    assert page.evaluate("document.activeElement.name") == "source_url"
+    typed = page.input_value("input[name=source_url]")
+    page.keyboard.press("c")
+    assert page.is_checked("input[name=answer][value=C]")
+    assert page.evaluate("document.activeElement.name") == "quote"
+    assert page.input_value("input[name=source_url]") == typed
+    page.keyboard.type("unsure")
+    press_for_next_page(page)
+    context.close()
+    judgment = Judgment.objects.get(user=one)
+    assert (judgment.answer, judgment.quote, judgment.source_url) == ("C", "unsure", "")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,5 +1,5 @@
 /* Keyboard judging: Y / N choose, C "can't tell" (and goes to the comment box: a comment is required), F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Backspace undoes your last answer (a plain page load), Esc leaves a field (a field
-   the page focused itself keeps Y / N / F as shortcuts until the person types in it).
+   the page focused itself keeps Y / N / C / F as shortcuts until the person types in it).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
    time on task itself, from the hand-out, and keeps this figure only up to its own.
 
@@ -216,6 +216,7 @@
       if (e.key === "Escape") { active.blur(); return; }
       if (active !== armed) return;
       if (key === "y" || key === "n") { e.preventDefault(); choose(key.toUpperCase()); }
+      else if (key === "c" && comment && choose("C")) { e.preventDefault(); disarm(); comment.focus(); }
       else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
       else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
       else if (key === "s" && skip) { e.preventDefault(); skipItem(); }
