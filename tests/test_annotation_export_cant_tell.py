@@ -68,3 +68,25 @@ def test_an_annotator_s_qrels_leave_can_t_tell_out(cant_tell):
     # b's Y answers both sides' questions: the head question names the head, the tail question the tail
     assert sorted((entity, rel) for _qid, entity, rel in annotator_qrels(campaign, b)) == \
         sorted([(item.tail.key, 1), (item.head.key, 1)])
+
+
+
+def test_annotators_qrels_give_one_question_one_qid_across_annotators(tmp_path):
+    """Questions that only an annotator answered Y (no final positive) were numbered per annotator: two annotators'
+    files gave the same qid to two different questions (found from outside: head162 named one question in
+    annotator1's file and another in annotator2's)."""
+    from annotation.selectors.quality import annotator_qrels
+
+    campaign = star_campaign(tmp_path, items=3, name="qid-clash")
+    a, b = users(campaign, Role.ANNOTATOR, 2)
+    # by the triple's tail: e3 a Y / b N, e4 a N / b Y, e5 both Y (a final positive)
+    answers = {(a, "e3"): "Y", (b, "e3"): "N", (a, "e4"): "N", (b, "e4"): "Y", (a, "e5"): "Y", (b, "e5"): "Y"}
+    for user in (a, b):
+        while (assignment := next_item(campaign, user)) is not None:
+            submit_judgment(assignment.item, user, answers[(user, assignment.item.tail.key)], URL)
+    # each triple (e0, likes, eK) answers the head question (?, likes, eK): its rows name the head e0
+    head_qids = {user: {qid for qid, entity, rel in annotator_qrels(campaign, user) if entity == "e0" and rel == 1}
+                 for user in (a, b)}
+    assert len(head_qids[a]) == len(head_qids[b]) == 2  # a: e3's and e5's questions; b: e4's and e5's
+    assert len(head_qids[a] & head_qids[b]) == 1  # e5's question, the only one both files share
+    assert len(head_qids[a] | head_qids[b]) == 3  # three different questions, three qids
