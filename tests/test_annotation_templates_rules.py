@@ -127,6 +127,23 @@ def test_names_are_cut_with_an_ellipsis():
     ("P1", "contains", "Does {head} contain {tail}?"),
     ("P2", "is a", "Is {head} a {tail}?"),
     ("_hypernym", "", "Is {head}'s hypernym {tail}?"),
+    # relations named by a verb (UMLS, WN18RR): asked as the triple reads, not "Is {tail} one of {head}'s causes?"
+    ("causes", "", "Does {head} cause {tail}?"),
+    ("treats", "", "Does {head} treat {tail}?"),
+    ("diagnoses", "", "Does {head} diagnose {tail}?"),
+    ("analyzes", "", "Does {head} analyze {tail}?"),
+    ("assesses_effect_of", "", "Does {head} assess effect of {tail}?"),
+    ("carries_out", "", "Does {head} carry out {tail}?"),
+    ("co-occurs_with", "", "Does {head} co-occur with {tail}?"),
+    ("_has_part", "", "Does {head} have part {tail}?"),
+    ("P3", "shares border with", "Does {head} share border with {tail}?"),
+    ("associated_with", "", "Is {head} associated with {tail}?"),
+    ("_similar_to", "", "Is {head} similar to {tail}?"),
+    ("P4", "languages spoken, written or signed", "Is {head}'s languages spoken, written or signed {tail}?"),
+    ("/film/film/genres", "", "Is {tail} one of {head}'s genres?"),  # a path's segments are nouns
+    ("treaties", "", "Is {tail} one of {head}'s treaties?"),  # Nations: plural nouns, not verbs
+    ("P780", "symptoms", "Is {tail} one of {head}'s symptoms?"),
+    ("P159", "headquarters location", "Is {head}'s headquarters location {tail}?"),
     ("_member_of_domain_region", "", "Is {head}'s member of domain region {tail}?"),
     ("_member_of", "", "Is {head} member of {tail}?"),
     ("rel.sub.name", "", "Is {head}'s rel sub name {tail}?"),

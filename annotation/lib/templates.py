@@ -30,6 +30,14 @@ _VERBS = {
     "split_to": "Did {head} split into {tail}?",
 }
 _SINGULAR_ENDINGS = ("ss", "us", "is", "ics", "news", "series")
+# Verbs that name relations (UMLS's 25, WN18RR's "has part", CoDEx's, and common ones elsewhere).
+_VERB_WORDS = frozenset("""
+    activates affects analyzes assesses binds borders carries causes co-occurs complicates consists contains creates
+    depicts describes diagnoses disrupts employs encodes exhibits follows has includes indicates influences inhibits
+    interacts interconnects manages measures occurs owns performs plays practices precedes prevents produces regulates
+    requires shares speaks studies supports surrounds targets treats uses wins""".split())
+# A relation named by a phrase ending in one of these reads "Is {head} <phrase> {tail}?" ("associated with").
+_PREPOSITIONS = (" by", " of", " in", " with", " to", " for", " from", " on", " at", " into")
 
 
 class TemplateError(ValueError):
@@ -46,10 +54,31 @@ def _is_plural(words: str) -> bool:
     return last.endswith("s") and not last.endswith(_SINGULAR_ENDINGS) and len(last) > 2
 
 
-def _simple(words: str, raw: str) -> str:
+def _base_form(verb: str) -> str:
+    """The base form of a verb in the third person singular: causes -> cause, carries -> carry, assesses -> assess."""
+    if verb == "has":
+        return "have"
+    if verb.endswith(("sses", "shes", "ches", "xes", "zzes")):
+        return verb[:-2]
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    return verb[:-1]
+
+
+def _verb_phrase(words: str) -> bool:
+    """A relation named by a verb in the third person singular, alone or with a few words after it ("causes",
+    "interacts with", "carries out"), as in UMLS, WN18RR and some CoDEx labels. The verbs are listed: a word's ending
+    cannot tell them from plural nouns ("treaties" and "students" in Nations, "symptoms" in CoDEx)."""
+    return words.split(" ")[0] in _VERB_WORDS and re.fullmatch(r"[a-z-]+( [a-z-]+){0,3}", words) is not None
+
+
+def _simple(words: str, raw: str, *, verbs: bool = False) -> str:
     if raw in _VERBS:
         return _VERBS[raw]
-    if words.endswith(" by") or words.endswith(" of") or words.endswith(" in") or words in ("isa", "is a"):
+    if verbs and _verb_phrase(words):  # "Is {tail} one of {head}'s causes?" asked the triple backwards
+        first, _, rest = words.partition(" ")
+        return "Does {head} " + " ".join(filter(None, (_base_form(first), rest))) + " {tail}?"
+    if words.endswith(_PREPOSITIONS) or words in ("isa", "is a"):
         return "Is {head} " + ("a" if words in ("isa", "is a") else words) + " {tail}?"
     if _is_plural(words):
         return "Is {tail} one of {head}'s " + words + "?"
@@ -75,7 +104,7 @@ def default_template(key: str, text: str = "") -> str:
             return "Is {tail} " + ("one of the " + p1 if _is_plural(p1) else "a " + p2) + " of {head}?"
         return "Is {tail} the " + p2 + " in {head}'s " + p1 + "?"
     words = _words(text) if text.strip() else _words(key.replace(".", " "))
-    return _simple(words or key, (text or key).strip().replace(" ", "_"))
+    return _simple(words or key, (text or key).strip().replace(" ", "_"), verbs=True)
 
 
 def parse(text: str) -> list[Piece]:
