@@ -60,6 +60,8 @@ def test_items_follow_in_place_with_answers_stored_and_errors_shown(tmp_path, li
     assert page.is_checked("input[name=answer][value=N]")
     press_for_next_page(page)
     expected[first] = (Label.NO, "")
+    said = announced.text_content()  # the message, then the next question: one full stop between them
+    assert page.inner_text("#question").strip() in said and ".." not in said, said
 
     timed_from = len(shown_ms(page))
     questions = set()

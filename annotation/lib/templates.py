@@ -81,7 +81,7 @@ def _simple(words: str, raw: str, *, verbs: bool = False) -> str:
     if words.endswith(_PREPOSITIONS) or words in ("isa", "is a"):
         return "Is {head} " + ("a" if words in ("isa", "is a") else words) + " {tail}?"
     if _is_plural(words):
-        return "Is {tail} one of {head}'s " + words + "?"
+        return "Is {tail} one of {head}'s " + words - "?"
     return "Is {head}'s " + words + " {tail}?"
 
 

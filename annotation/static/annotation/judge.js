@@ -203,7 +203,10 @@
       var text = node.textContent.replace(/\s+/g, " ").trim();
       if (text && parts.indexOf(text) < 0) parts.push(text);
     });
-    region.textContent = parts.join(". ");
+    // "Saved." then "Is ...?": a full stop only between parts that do not end with one ("Saved.. Is" before)
+    region.textContent = parts.reduce(function (text, part) {
+      return text ? text + (/[.!?:]$/.test(text) ? " " : ". ") + part : part;
+    }, "");
   }
 
   // --- keys (one listener for the page's lifetime; it acts on the form shown now) ----------------------------
