@@ -141,6 +141,8 @@ def test_names_are_cut_with_an_ellipsis():
     ("_similar_to", "", "Is {head} similar to {tail}?"),
     ("P4", "languages spoken, written or signed", "Is {head}'s languages spoken, written or signed {tail}?"),
     ("/film/film/genres", "", "Is {tail} one of {head}'s genres?"),  # a path's segments are nouns
+    ("/base/x/uses", "", "Is {tail} one of {head}'s uses?"),  # even a listed verb's spelling
+    ("studies", "", "Does {head} study {tail}?"),
     ("treaties", "", "Is {tail} one of {head}'s treaties?"),  # Nations: plural nouns, not verbs
     ("P780", "symptoms", "Is {tail} one of {head}'s symptoms?"),
     ("P159", "headquarters location", "Is {head}'s headquarters location {tail}?"),

@@ -55,12 +55,12 @@ def _is_plural(words: str) -> bool:
 
 
 def _base_form(verb: str) -> str:
-    """The base form of a verb in the third person singular: causes -> cause, carries -> carry, assesses -> assess."""
+    """The base form of a verb of ``_VERB_WORDS``: causes -> cause, carries -> carry, assesses -> assess."""
     if verb == "has":
         return "have"
-    if verb.endswith(("sses", "shes", "ches", "xes", "zzes")):
+    if verb.endswith("sses"):  # the endings of _VERB_WORDS' verbs only: add "ches", "xes"... with such a verb
         return verb[:-2]
-    if verb.endswith("ies") and len(verb) > 4:
+    if verb.endswith("ies"):
         return verb[:-3] + "y"
     return verb[:-1]
 
@@ -81,7 +81,7 @@ def _simple(words: str, raw: str, *, verbs: bool = False) -> str:
     if words.endswith(_PREPOSITIONS) or words in ("isa", "is a"):
         return "Is {head} " + ("a" if words in ("isa", "is a") else words) + " {tail}?"
     if _is_plural(words):
-        return "Is {tail} one of {head}'s " + words - "?"
+        return "Is {tail} one of {head}'s " + words + "?"
     return "Is {head}'s " + words + " {tail}?"
 
 
