@@ -108,3 +108,26 @@ def test_agreement_report(judged):
     assert overall.items == 3 and overall.percent == pytest.approx(2 / 3)  # gold left out
     assert len(agreement(campaign, "pair")) == 1 and agreement(campaign, "category")[0].group == "N-N"
     assert rushed_judgments(campaign) == []
+
+
+@pytest.mark.django_db
+def test_import_refuses_a_triple_labelled_both_ways_and_writes_nothing(tmp_path):
+    """The last line won silently: "Y" then "N" for one pool triple was "2 lines: 2 items labelled" (found from
+    outside); ``evaluate --labels`` already refused such a file."""
+    from annotation.services.errors import AnnotationError
+    from annotation.services.imports import import_judgments
+
+    campaign = star_campaign(tmp_path, items=2, name="both-ways")
+    first, second = Item.objects.filter(campaign=campaign).select_related("head", "relation", "tail").order_by("pk")
+    line = f"{first.head.key}\t{first.relation.key}\t{first.tail.key}"
+    other = f"{second.head.key}\t{second.relation.key}\t{second.tail.key}"
+    path = tmp_path / "labels.tsv"
+    path.write_text(f"{line}\tY\n{other}\tN\n{line}\tN\n")
+    with pytest.raises(AnnotationError, match=rf"labels.tsv:3: {first.head.key} likes {first.tail.key} is labelled "
+                                              r"both ways \(first on line 1\)$"):
+        import_judgments(campaign, path)
+    assert not Item.objects.filter(campaign=campaign, status=Item.Status.IMPORTED).exists()
+    path.write_text(f"{line}\tY\n{line}\tY\n")  # the same label twice: one item labelled
+    report = import_judgments(campaign, path)
+    assert (report.lines, report.labelled) == (2, 1)
+    assert Item.objects.get(pk=first.pk).label == "Y"

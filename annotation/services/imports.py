@@ -48,6 +48,7 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
     except userfiles.UserFileError as exc:
         raise AnnotationError(f"{exc.where}: cannot read: {exc.message}") from None
     entities = _entity_pks(kg_id, lines)
+    labelled_on: dict[tuple[str, str, str], tuple[str, int]] = {}  # (h, r, t) -> (label, line) of its first line
     for number, raw in enumerate(lines, start=1):
         fields = raw.split("\t") if "\t" in raw else raw.split()
         if not raw.strip() or raw.startswith("#"):
@@ -56,6 +57,9 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
             raise AnnotationError(f"{path}:{number}: expected `head<TAB>relation<TAB>tail<TAB>Y|N`")
         report.lines += 1
         h, r, t, label = (x.strip() for x in fields)
+        first = labelled_on.setdefault((h, r, t), (label, number))
+        if first[0] != label:  # the last line won silently before
+            raise AnnotationError(f"{path}:{number}: {h} {r} {t} is labelled both ways (first on line {first[1]})")
         key = (entities.get(h), relations.get(r), entities.get(t))
         if key in sample:
             report.sample += 1
