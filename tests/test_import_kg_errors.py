@@ -136,3 +136,24 @@ def test_replace_refused_while_the_graph_has_systems(tmp_path):
     with pytest.raises(CommandError, match=r"'kg' is in use \(1 systems\)"):
         call_command("import_kg", "kg", str(folder), "--replace", stdout=StringIO(), verbosity=0)
     assert Triple.objects.count() == 5 and System.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_an_import_of_the_same_name_that_commits_first_gives_one_line(tmp_path, monkeypatch):
+    """Two `import_kg NAME` (or `campaign apply`) started together: the one that wrote second stopped with an
+    IntegrityError traceback (found from outside). Here the other command commits while this one reads its files."""
+    from pooling.services import kg_import
+
+    read = kg_import.read_kg
+
+    def read_while_another_imports(*args, **kwargs):
+        data = read(*args, **kwargs)
+        KnowledgeGraph.objects.create(name="bad", source="the other command")
+        return data
+
+    monkeypatch.setattr(kg_import, "read_kg", read_while_another_imports)
+    message = import_error(write_dataset(tmp_path / "kg"))
+    assert message == "a knowledge graph named 'bad' was imported by another command while this one ran (use " \
+                      "--replace to overwrite it) (nothing was imported)"
+    assert list(KnowledgeGraph.objects.values_list("source", flat=True)) == ["the other command"]
+    assert not Entity.objects.exists() and not Triple.objects.exists()

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from pooling.engine.kgfiles import FieldLimits, KGData, MetadataFiles, read_kg
 from pooling.models import Entity, KnowledgeGraph, Relation, Triple
@@ -56,9 +56,13 @@ def import_kg(
                 _delete_kg(existing)
             kg = _write_kg(name, fit(str(Path(folder).resolve()), "KnowledgeGraph", "source"), description, data,
                            progress, written, replacing=existing is not None)
-    except BaseException:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
+    except BaseException as exc:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
         for relative in written:
             remove_file(relative)
+        if isinstance(exc, IntegrityError) and KnowledgeGraph.objects.filter(name=name).exists():
+            # another import of the same name committed first (two commands started together): one line, as above
+            raise KGImportError(f"a knowledge graph named {name!r} was imported by another command while this one "
+                                "ran (use --replace to overwrite it)") from None
         raise
     refresh_planner_statistics(Triple, Entity)  # SQLite: else the judge page's look-ups scan the KG's triples
     return kg
