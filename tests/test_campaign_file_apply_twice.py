@@ -3,6 +3,7 @@ change, every row is as the first apply left it, and the file `campaign export` 
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -73,6 +74,12 @@ def test_applying_a_campaign_file_twice_changes_nothing_the_second_time(storage,
     assert 'name = "cf"' in text and 'depth = 2' in text and 'isa = "Is {head} a kind of {tail}?"' in text
     assert plan_campaign(parse_campaign_file(exported)).changes == []
     assert snapshot() == before
+    # an output path that cannot be written: one line, as export_judgments says it (tracebacks before)
+    for bad, reason in ((tmp_path / "missing" / "cf.toml", "No such file or directory"),
+                        (exported.parent, "Is a directory")):
+        with pytest.raises(CommandError, match=rf"^{re.escape(str(bad))}: cannot write: {reason}$"):
+            call_command("campaign", "export", "cf", "-o", str(bad), stderr=io.StringIO())
+    assert not list(exported.parent.glob(".*.part"))  # no half-written file left beside it
 
 
 def test_the_plan_writes_nothing_and_refusals_stop_the_apply(storage, tmp_path):  # noqa: F811

@@ -32,3 +32,16 @@ def test_interrupted_save_keeps_nothing(storage, tmp_path, monkeypatch):
     assert (str(raised.value), raised.value.returncode) == ("interrupted, nothing was written", 130)
     assert not EvaluationRun.objects.exists()
     assert not list((storage / "evaluation" / "runs").iterdir())
+
+
+def test_an_out_path_that_is_a_file_is_refused_before_the_work(storage, tmp_path):
+    """`--out` naming an existing file ended a finished evaluation with a FileExistsError traceback."""
+    from evaluation.models import EvaluationRun
+
+    campaign = build_campaign(tmp_path, size=10, depth=2, architectures=("distmult",))
+    taken = tmp_path / "results.toml"
+    taken.write_text("keep me\n")
+    with pytest.raises(CommandError, match=rf"^--out {taken}: not a folder \(the outputs are several files\)$"):
+        call_command("evaluate", campaign.sample.name, labels=str(campaign.judgments), save=True, no_figures=True,
+                     no_analyses=True, out=str(taken), stdout=io.StringIO())
+    assert taken.read_text() == "keep me\n" and not EvaluationRun.objects.exists()

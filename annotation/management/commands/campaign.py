@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from kgpool.commands import KgpoolCommand, one_line, positive_seconds
+from kgpool.commands import KgpoolCommand, one_line, positive_seconds, written_atomically
 from pooling.management.progress import StageProgress
 
 
@@ -78,7 +78,11 @@ class Command(KgpoolCommand):
         if output is None:
             self.stdout.write(text, ending="")
             return
-        output.write_text(text, encoding="utf-8")
+        try:
+            with written_atomically(output) as out:  # Ctrl-C or an error leaves no half-written file
+                out.write(text)
+        except OSError as exc:  # a missing folder, a directory: one line, as export_judgments says it
+            raise CommandError(f"{output}: cannot write: {exc.strerror or exc}") from None
         self.stderr.write(f"campaign file of {campaign.name} written to {output}")
 
     def evaluate(self, options: dict) -> None:

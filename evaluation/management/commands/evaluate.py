@@ -93,6 +93,8 @@ class Command(KgpoolCommand):
             if pool is None:
                 known = ", ".join(Pool.objects.filter(sample=sample).values_list("name", flat=True)) or "none"
                 raise CommandError(f"no pool {options['pool']!r} on sample {sample.name} (known: {known})")
+        if options["out"] and Path(options["out"]).exists() and not Path(options["out"]).is_dir():
+            raise CommandError(f"--out {options['out']}: not a folder (the outputs are several files)")
         labels = options["labels"]
         if labels and options["campaign"]:
             raise CommandError("give --labels or --campaign, not both")
@@ -145,7 +147,10 @@ class Command(KgpoolCommand):
             self.stdout.write(f"saved evaluation run {run.pk} ({run.result_dir})")
         if options["out"]:
             self.interrupted_message = f"interrupted while writing to {options['out']}: its files may be incomplete"
-            files = write_outputs(result, options["out"], figures=not options["no_figures"])
+            try:
+                files = write_outputs(result, options["out"], figures=not options["no_figures"])
+            except OSError as exc:  # e.g. a folder that cannot be made: one line, the results are printed above
+                raise CommandError(f"--out {options['out']}: cannot write: {exc.strerror or exc}") from None
             self.stdout.write(f"wrote {len(files)} files to {options['out']}: {', '.join(files)}")
 
     def _mark_failed(self, run, exc: Exception) -> None:
