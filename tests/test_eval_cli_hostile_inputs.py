@@ -143,6 +143,28 @@ def test_non_finite_numbers_are_refused_with_their_line(tmp_path, capsys, role, 
     assert_refused(capsys, command(template, paths), f"{paths[replaced]}{where}", "not finite")
 
 
+@pytest.mark.parametrize("relevance, line", [("3000000000", 2), ("99999999999999999999", 1), ("-1000001", 2),
+                                             ("9223372036854775807", 2)])
+def test_huge_relevance_levels_are_refused_with_their_line(tmp_path, capsys, relevance, line):
+    """3,000,000,000 took all memory (a gain table per level, ``-m all_trec``); past int64 an OverflowError
+    traceback (found from outside). +-1,000,000 itself is read."""
+    paths = files(tmp_path)
+    rows = ["q1 0 d1 1", f"q1 0 d2 {relevance}"] if line == 2 else [f"q1 0 d1 {relevance}", "q1 0 d2 0"]
+    paths["qrels"].write_text("\n".join(rows) + "\n")
+    assert_refused(capsys, ["trec", "-m", "all_trec", str(paths["qrels"]), str(paths["run"])],
+                   f"{paths['qrels']}:{line}", f"relevance {relevance} is beyond +-1,000,000")
+    paths["qrels"].write_text("q1 0 d1 1000000\nq1 0 d2 -1000000\n")
+    assert main(["trec", "-m", "ndcg", str(paths["qrels"]), str(paths["run"])]) == 0
+    assert capsys.readouterr().out.split() == ["ndcg", "all", "1.0000"]
+
+
+def test_a_max_retrieved_past_a_long_is_no_limit(tmp_path, capsys):
+    """``-M 99999999999999999999``: C's atol clamps to the largest long (an OverflowError traceback before)."""
+    paths = files(tmp_path)
+    assert main(["trec", "-M", "9" * 20, "-m", "num_ret", str(paths["qrels"]), str(paths["run"])]) == 0
+    assert capsys.readouterr().out.split() == ["num_ret", "all", "2"]
+
+
 def test_standard_input_without_line_ends_is_refused(tmp_path, capsys, monkeypatch):
     """``trec QRELS -`` with /dev/zero on standard input: refused once the first line passes 1 MiB."""
     paths = files(tmp_path)

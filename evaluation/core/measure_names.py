@@ -142,10 +142,14 @@ _ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+
                    re.IGNORECASE)
 
 
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1  # C's long on the 64-bit systems trec_eval is built for
+
+
 def atol(text: str) -> int:
-    """C's ``atol``: the leading integer of ``text``, 0 when there is none."""
+    """C's ``atol``: the leading integer of ``text``, 0 when there is none; glibc's (``strtol``) clamps what a long
+    cannot hold to its limits, so ``-M 99999999999999999999`` is "no limit", not an overflow."""
     match = _ATOL.match(text)
-    return int(match.group(1)) if match else 0
+    return min(max(int(match.group(1)), LONG_MIN), LONG_MAX) if match else 0
 
 
 def atof(text: str) -> float:

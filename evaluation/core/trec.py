@@ -163,6 +163,9 @@ def _scan_qrels(path: Path, data: bytes) -> Qrels:
         value = relevance_value(fields[3])
         if value is None:
             raise TrecFormatError(path, number, f"relevance {fields[3]!r} is not an integer") from None
+        if abs(value) > MAX_RELEVANCE:
+            raise TrecFormatError(path, number, f"relevance {fields[3]} is beyond +-{MAX_RELEVANCE:,}: relevance "
+                                                "levels are small integers (a gain table has one entry per level)")
         key = (fields[0], fields[2])
         if key in seen:
             raise TrecFormatError(path, number, f"document {fields[2]!r} judged twice for query "
@@ -268,6 +271,11 @@ def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 _RELEVANCE = re.compile(r"[+-]?(\d+)?")
 
 
+#: the largest relevance level read (and the most negative): the measures build tables with one entry per level,
+#: so 3,000,000,000 took all memory (and trec_eval allocates the same); a level beyond it names its line instead
+MAX_RELEVANCE = 1_000_000
+
+
 def relevance_value(text: str) -> int | None:
     """A qrels relevance as trec_eval's ``atol`` reads it (``2.9`` is 2, ``1e+8`` is 1, ``.5`` is 0), or
     None when the field does not start with a number (trec_eval would silently read 0)."""
@@ -284,8 +292,8 @@ def read_qrels(path: str | Path, data: bytes | None = None) -> Qrels:
     path = Path(path)
     data = _checked(path, _read_bytes(path) if data is None else data)
     table = _fast_table(data, 4, numeric_column=3)
-    if table is None or not pd.api.types.is_integer_dtype(table[3]):
-        return _scan_qrels(path, data)
+    if table is None or not pd.api.types.is_integer_dtype(table[3]) or table[3].abs().max() > MAX_RELEVANCE:
+        return _scan_qrels(path, data)  # it names the line at fault
     query, query_names = _categorical_codes(table[0])
     doc, doc_names = _categorical_codes(table[2])
     if has_duplicate_pairs(query, doc, len(doc_names)):
