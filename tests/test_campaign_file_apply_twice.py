@@ -13,7 +13,7 @@ from annotation.lib.campaign_file import parse_campaign_file
 from annotation.models import Campaign, CampaignFile, Item, Membership, QuestionTemplate
 from annotation.services.campaign_apply import apply_campaign, plan_campaign
 from pooling.models import KnowledgeGraph, Pool, PoolEntry, PoolHit, Sample, System
-from tests._campaign_file_support import write_campaign
+from tests._campaign_file_support import UMLS, campaign_toml, write_campaign
 from tests._pool_support import storage  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
@@ -96,3 +96,33 @@ def test_the_plan_writes_nothing_and_refusals_stop_the_apply(storage, tmp_path):
     with pytest.raises(CommandError, match=r"campaign cf: judges sample uniform-6-seed3, not uniform-5-seed3"):
         call_command("campaign", "apply", str(other), stdout=io.StringIO())
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("options, refused", [
+    ({"size": 100_000}, "! sample uniform-100000-seed3: cannot sample 100000 of the 661 test triples of cf-umls"),
+    ({"depth": 1_000}, "! pool depth1000-distmult: the pool depth must be between 1 and the 135 entities of cf-umls"),
+])
+def test_the_plan_refuses_a_sample_or_pool_the_kg_cannot_give(storage, tmp_path, options, refused):  # noqa: F811
+    """Found from outside: the plan said "0 refused", and the apply imported the KG and trained the systems before it
+    failed at the sample or pool. Now the plan refuses them, whether the KG exists already or is still to import."""
+    path = write_campaign(tmp_path, **options)
+    for _ in ("KG still to import", "KG imported"):
+        out = io.StringIO()
+        with pytest.raises(CommandError, match=r"1 step\(s\) refused"):
+            call_command("campaign", "apply", str(path), "--plan", stdout=out)
+        assert "\n" + refused in out.getvalue()
+        with pytest.raises(CommandError, match="nothing was applied"):
+            call_command("campaign", "apply", str(path), stdout=io.StringIO())
+        assert not System.objects.exists() and not Sample.objects.exists()
+        if not KnowledgeGraph.objects.exists():
+            call_command("import_kg", "cf-umls", str(UMLS), stdout=io.StringIO(), verbosity=0)
+
+
+def test_the_plan_refuses_a_sample_file_that_is_not_a_file(storage, tmp_path):  # noqa: F811
+    path = tmp_path / "cf.toml"
+    path.write_text(campaign_toml().replace("size = 6\nseed = 3", f'file = "{tmp_path}"'))
+    out = io.StringIO()
+    with pytest.raises(CommandError, match=r"1 step\(s\) refused"):
+        call_command("campaign", "apply", str(path), "--plan", stdout=out)
+    assert f"! sample {tmp_path.name}: {tmp_path} is not a file (the sample's triples or indices)" in out.getvalue()
+    assert not KnowledgeGraph.objects.exists()
