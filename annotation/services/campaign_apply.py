@@ -31,6 +31,7 @@ from django.utils import timezone
 from annotation.lib.campaign_file import CampaignSpec, SystemSpec, spec_from_dict
 from annotation.lib.sources import normalise_domain
 from annotation.models import Campaign, CampaignFile, Item, Membership, QuestionTemplate, default_allowed_domains
+from annotation.services.campaign_checks import planned_entities, sample_impossible
 from annotation.services.campaign_evaluation import (
     CampaignApplyError, declared_options, declared_run, judging_left, start_declared_evaluation,
 )
@@ -283,7 +284,7 @@ class _Steps:
             else:
                 self.note("keep", subject, f"{existing.size} test triples")
             return existing
-        problem = self.sample_impossible(kg)
+        problem = sample_impossible(self.spec, kg)
         if problem:  # refused by the plan, before the KG is imported and the systems trained (not halfway)
             self.note("refuse", subject, problem)
             return None
@@ -299,42 +300,6 @@ class _Steps:
             return draw_sample(kg, size=spec.size, seed=spec.seed, stratified=spec.stratified, name=name)
         except SampleError as exc:
             raise CampaignApplyError(str(exc)) from None
-
-    def sample_impossible(self, kg: KnowledgeGraph | None) -> str:
-        """Why the sample the file asks for cannot be drawn, as far as the plan can tell ('' when it can)."""
-        spec = self.spec.sample
-        if spec.file:
-            return "" if Path(spec.file).is_file() else f"{spec.file} is not a file (the sample's triples or indices)"
-        if kg is not None:
-            test = kg.num_test
-        elif self.spec.kg.path is not None and (Path(self.spec.kg.path) / "test.txt").is_file():
-            with open(Path(self.spec.kg.path) / "test.txt", "rb") as lines:  # the KG is imported later
-                test = sum(1 for line in lines if line.strip())
-        else:
-            return ""
-        if spec.size is not None and spec.size > test:
-            return f"cannot sample {spec.size} of the {test} test triples of {self.spec.kg.name}"
-        return ""
-
-    def planned_entities(self) -> int | None:
-        """The KG's entities: from the database, or counted in the files of a KG the apply would import (up to
-        64 MiB of them; None beyond, or when unknown)."""
-        kg = KnowledgeGraph.objects.filter(name=self.spec.kg.name).first()
-        if kg is not None:
-            return kg.num_entities
-        if self.spec.kg.path is None:
-            return None
-        splits = [Path(self.spec.kg.path) / f"{split}.txt" for split in ("train", "valid", "test")]
-        if not all(path.is_file() for path in splits) or sum(p.stat().st_size for p in splits) > 64 << 20:
-            return None
-        entities: set[bytes] = set()
-        for path in splits:
-            with open(path, "rb") as lines:
-                for line in lines:
-                    fields = line.split(b"\t") if b"\t" in line else line.split()
-                    if len(fields) == 3:
-                        entities.update((fields[0].strip(), fields[2].strip()))
-        return len(entities)
 
     def sample_differs(self, kg: KnowledgeGraph, sample: Sample) -> str:
         spec = self.spec.sample
@@ -400,7 +365,7 @@ class _Steps:
                 return pool if self.dry_run else self.build(pool)
             self.note("keep", subject, f"depth {pool.depth}, {len(names)} systems, {pool.entries.count()} entries")
             return pool
-        entities = sample.kg.num_entities if sample is not None else self.planned_entities()
+        entities = sample.kg.num_entities if sample is not None else planned_entities(self.spec.kg)
         if entities is not None and not 1 <= spec.depth <= entities:  # refused by the plan, not after training
             self.note("refuse", subject, f"the pool depth must be between 1 and the {entities} entities of "
                                          f"{self.spec.kg.name} (a rank is at most the number of entities)")
