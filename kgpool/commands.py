@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.utils import OperationalError, ProgrammingError
 
 INT32_MAX = 2**31 - 1  # PositiveIntegerField / IntegerField columns (PostgreSQL integer)
 _INTEGER = re.compile(r"[+-]?[0-9]{1,30}")
@@ -60,6 +61,17 @@ class KgpoolCommand(BaseCommand):
                 if message == str(error):
                     raise
                 raise CommandError(message, returncode=error.returncode) from None
+            except (OperationalError, ProgrammingError) as error:
+                if not _missing_table(error):
+                    raise
+                raise CommandError("the database has no kgpool tables yet: run `python manage.py migrate` first "
+                                   f"({str(error).strip().splitlines()[0]})") from None
+
+
+def _missing_table(error: Exception) -> bool:
+    """SQLite's "no such table: x" or PostgreSQL's 'relation "x" does not exist': a database never migrated."""
+    text = str(error)
+    return text.startswith("no such table") or (text.startswith("relation ") and "does not exist" in text)
 
 
 @contextmanager
