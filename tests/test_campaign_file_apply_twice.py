@@ -13,10 +13,11 @@ from annotation.lib.campaign_file import parse_campaign_file
 from annotation.models import Campaign, CampaignFile, Item, Membership, QuestionTemplate
 from annotation.services.campaign_apply import apply_campaign, plan_campaign
 from pooling.models import KnowledgeGraph, Pool, PoolEntry, PoolHit, Sample, System
-from tests._campaign_file_support import UMLS, campaign_toml, write_campaign
+from tests._campaign_file_support import TRAIN, UMLS, campaign_toml, write_campaign
 from tests._pool_support import storage  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db
+TRAIN_LINE = TRAIN.format(arch="distmult")
 
 
 def snapshot() -> dict:
@@ -126,3 +127,30 @@ def test_the_plan_refuses_a_sample_file_that_is_not_a_file(storage, tmp_path):  
         call_command("campaign", "apply", str(path), "--plan", stdout=out)
     assert f"! sample {tmp_path.name}: {tmp_path} is not a file (the sample's triples or indices)" in out.getvalue()
     assert not KnowledgeGraph.objects.exists()
+
+
+def test_a_system_named_again_as_a_checkpoint_is_refused(storage, tmp_path):  # noqa: F811
+    """Found from outside: the trained system `distmult`, now given as `checkpoint = "/etc/passwd"`, was kept ("=
+    imported checkpoint, ready"), and `campaign export` then wrote the new path as its source."""
+    path = write_campaign(tmp_path)
+    call_command("campaign", "apply", str(path), stdout=io.StringIO())
+    before = snapshot()
+    changed = tmp_path / "changed.toml"
+    changed.write_text(path.read_text().replace(TRAIN_LINE, 'checkpoint = "/etc/passwd"'))
+    out = io.StringIO()
+    with pytest.raises(CommandError, match=r"1 step\(s\) refused"):
+        call_command("campaign", "apply", str(changed), "--plan", stdout=out)
+    assert "! system distmult: a system of that name was trained here; the file asks to import /etc/passwd: give " \
+           "it another name" in out.getvalue()
+    assert snapshot() == before
+
+
+def test_an_imported_system_is_kept_only_for_the_file_it_came_from():
+    from annotation.services.campaign_apply import _other_source
+
+    system = System(config={"imported": {"format": "pykeen", "file": "/models/a/trained_model.pkl"}})
+    assert _other_source(system, "/models/a/trained_model.pkl") == ""
+    assert _other_source(system, "/models/a") == ""  # PyKEEN's save_to_directory folder, whose model file it read
+    assert _other_source(system, "/models/b/trained_model.pkl") == "it was imported from /models/a/trained_model.pkl"
+    assert _other_source(System(config={"imported": {"format": "x"}}), "/any") == ""  # no file recorded: kept
+    assert _other_source(System(config={"dim": 8}), "/any") == "a system of that name was trained here"

@@ -166,7 +166,12 @@ class _Steps:
         subject = f"system {spec.name}"
         if spec.kind == "checkpoint":
             if existing is not None:
-                self.note("keep", subject, f"imported checkpoint, {existing.status}")
+                problem = _other_source(existing, spec.path)
+                if problem:  # kept silently before, and `campaign export` then wrote the new path as the source
+                    self.note("refuse", subject, f"{problem}; the file asks to import {spec.path}: give it another "
+                                                 "name")
+                else:
+                    self.note("keep", subject, f"imported checkpoint, {existing.status}")
                 return existing
             self.note("create", subject, f"import the {spec.options.get('format', 'pykeen')} checkpoint {spec.path}")
             if self.dry_run:
@@ -669,3 +674,15 @@ class _Steps:
 
 def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _other_source(system: System, path: str) -> str:
+    """Why ``system`` is not the checkpoint ``path`` imported ('' when it is, or when its file was not recorded)."""
+    imported = system.config.get("imported") if isinstance(system.config, dict) else None
+    if not imported:
+        return "a system of that name was trained here"
+    recorded = imported.get("file") if isinstance(imported, dict) else None
+    given = Path(path).resolve()
+    if recorded and given not in (Path(recorded), Path(recorded).parent):  # a folder: the model file it holds
+        return f"it was imported from {recorded}"
+    return ""
