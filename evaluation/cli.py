@@ -131,6 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a subcommand; Ctrl-C ends it with one line and exit status 130, as the management commands do (a
+    KeyboardInterrupt traceback from inside pandas before)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("trec", "macro"):
         from evaluation import cli_trec

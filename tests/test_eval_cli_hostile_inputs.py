@@ -208,3 +208,17 @@ def test_on_the_command_line(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines()[-1] == "[0, 0, 2] []", done.stdout + done.stderr
     assert done.stderr == f"error: {tmp_path / 'pipe'}: cannot read file: is a FIFO (named pipe), not a regular file\n"
+
+
+def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path, capsys, monkeypatch):
+    """Found from outside: Ctrl-C while `trec` read its files printed a KeyboardInterrupt traceback from pandas."""
+    from evaluation import cli_trec
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_trec, "read_qrels", interrupted)
+    paths = files(tmp_path)
+    assert main(["trec", "-m", "map", str(paths["qrels"]), str(paths["run"])]) == 130
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "error: interrupted\n")
