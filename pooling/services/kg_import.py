@@ -1,6 +1,7 @@
 """Writes of the pooling app: importing knowledge graphs."""
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -13,7 +14,7 @@ from pooling.models import Entity, KnowledgeGraph, Relation, Triple
 from pooling.services.planner_stats import refresh_planner_statistics
 from pooling.services.kg_bulk import write_entities, write_triples
 from pooling.services.names import checked_name, fit
-from pooling.storage import remove_file, save_arrays
+from pooling.storage import remove_file, save_arrays, storage_path
 
 # (stage, done, total): lets a command draw a progress bar without the service knowing about terminals.
 ProgressFn = Callable[[str, int, int], None]
@@ -64,6 +65,10 @@ def import_kg(
             raise KGImportError(f"a knowledge graph named {name!r} was imported by another command while this one "
                                 "ran (use --replace to overwrite it)") from None
         raise
+    if existing is not None and existing.arrays_file:  # the replaced KG's folder (its arrays, cached statistics)
+        old_folder = storage_path(existing.arrays_file).parent
+        if old_folder != storage_path(kg.arrays_file).parent:
+            transaction.on_commit(lambda: shutil.rmtree(old_folder, ignore_errors=True))
     refresh_planner_statistics(Triple, Entity)  # SQLite: else the judge page's look-ups scan the KG's triples
     return kg
 
