@@ -138,11 +138,16 @@ def test_read_triple_file(tmp_path):
     path = tmp_path / "f"
     path.write_text("\n a b c \n\nd\te f\tg\n  \n")
     assert kgfiles.read_triple_file(path) == [("a", "b", "c", 2), ("d", "e f", "g", 4)]
-    for text, found, line in (("a b\n", 2, 1), ("a\tb\t\n", 3, 1), ("x y z\na b c d\n", 4, 2), ("\ta\tb\n", 3, 1),
-                              ("a\t\tb\n", 3, 1)):
+    for text, found, line in (("a b\n", 2, 1), ("x y z\na b c d\n", 4, 2)):
         path.write_text(text)
         with pytest.raises(KGFormatError, match=whole(f"{path}:{line}: expected 3 columns (head relation tail), "
                                                       f"found {found}")):
+            kgfiles.read_triple_file(path)
+    # three columns, one empty: named ("expected 3 columns ..., found 3" before)
+    for text, empty in (("a\tb\t\n", "tail"), ("\ta\tb\n", "head"), ("a\t\tb\n", "relation")):
+        path.write_text(text)
+        with pytest.raises(KGFormatError, match=whole(f"{path}:1: the {empty} column is empty (expected head "
+                                                      "relation tail)")):
             kgfiles.read_triple_file(path)
     path.write_text("\n \n")
     with pytest.raises(KGFormatError, match=whole(f"{path}: the split is empty")):

@@ -202,8 +202,11 @@ def read_triple_file(path: Path, limits: FieldLimits = FieldLimits()) -> list[tu
         if not line.strip():
             continue
         parts = split_fields(line)
-        if len(parts) != 3 or not all(parts):
+        if len(parts) != 3:
             raise KGFormatError(path, number, f"expected 3 columns (head relation tail), found {len(parts)}")
+        if not all(parts):  # "a<TAB><TAB>b" has 3 columns: "found 3" said nothing
+            empty = ("head", "relation", "tail")[parts.index("")]
+            raise KGFormatError(path, number, f"the {empty} column is empty (expected head relation tail)")
         if len(parts[0]) > entity_limit or len(parts[2]) > entity_limit or len(parts[1]) > relation_limit:
             for key, what, limit in ((parts[0], "entity key", entity_limit), (parts[1], "relation key", relation_limit),
                                      (parts[2], "entity key", entity_limit)):
