@@ -76,8 +76,13 @@ def test_reading_a_file_size_and_encoding(tmp_path):
         parse_campaign_file(tmp_path)
     path = tmp_path / "c.toml"
     path.write_bytes(b"ab\xff")
-    with pytest.raises(CampaignFileError, match=whole(f"{path}: not UTF-8 text (byte 2)")):
+    with pytest.raises(CampaignFileError, match=whole(f"{path}:1: not UTF-8 text (byte 2)")):
         parse_campaign_file(path)
+    path.write_bytes(b"# a\n# b\n\xff")  # the line of the bad byte, as with every other error
+    with pytest.raises(CampaignFileError, match=whole(f"{path}:3: not UTF-8 text (byte 8)")):
+        parse_campaign_file(path)
+    path.write_bytes(b"\xef\xbb\xbf" + BASE.encode())  # a byte-order mark, as some editors save: read as UTF-8
+    assert parse_campaign_file(path).pool.depth == 2
     padded = BASE + "#" * (MAX_FILE_BYTES - len(BASE) - 1) + "\n"
     assert len(padded.encode()) == MAX_FILE_BYTES == 1 << 20
     path.write_text(padded)

@@ -195,10 +195,11 @@ def parse_campaign_file(path: Path | str) -> CampaignSpec:
         raise CampaignFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_FILE_BYTES:
         raise CampaignFileError(f"{path}: {len(raw)} bytes; a campaign file is at most {MAX_FILE_BYTES} bytes")
-    try:
-        text = raw.decode("utf-8")
+    try:  # "utf-8-sig": the byte-order mark some editors write is no TOML ("Invalid statement" before)
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CampaignFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        line = raw[:exc.start].count(b"\n") + 1
+        raise CampaignFileError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
     return parse_campaign_text(text, path)
 
 
