@@ -75,6 +75,9 @@ def test_parameterised_names_and_summed_measures() -> None:
 
 def test_c_number_parsing() -> None:
     assert (atol("abc"), atol(" 23.4"), atol("-7x")) == (0, 23, -7)
+    # what a long cannot hold is clamped to its limits, as glibc's atol (strtol) does
+    assert (atol("9" * 20), atol("-" + "9" * 20)) == (2**63 - 1, -(2**63))
+    assert (atol(str(2**63 - 1)), atol(str(-(2**63)))) == (2**63 - 1, -(2**63))
     assert (atof("abc"), atof(" .25e1x"), atof("-inf")) == (0.0, 2.5, float("-inf"))
 
 

@@ -60,6 +60,18 @@ def test_relevance_is_read_as_atol_reads_it(field):
     assert relevance_value(field) == LIBC.atol(field.encode())
 
 
+@pytest.mark.parametrize(("text", "line"), [(b"q1 0 d1 1\nq1 0 d2 1000001\n", 2),  # every field an integer
+                                            (b"q1 0 d1 -1000001\nq1 0 d2 1.5\n", 1),  # read line by line
+                                            (b"q1 0 d1 99999999999999999999\n", 1)])  # past int64
+def test_relevance_levels_beyond_a_million_are_refused(text, line):
+    level = text.split(b"\n")[line - 1].split()[-1].decode()
+    with pytest.raises(TrecFormatError, match=whole(f"q.txt:{line}: relevance {level} is beyond +-1,000,000: "
+                                                    "relevance levels are small integers (a gain table has one entry "
+                                                    "per level)")):
+        read_qrels("q.txt", text)
+    assert list(read_qrels("q.txt", b"q1 0 d1 1000000\nq1 0 d2 -1000000\n").relevance) == [1_000_000, -1_000_000]
+
+
 @pytest.mark.parametrize("field", ["yes", "x1", ".", "-", "+", "-.", ".e1", "e5", ""])
 def test_relevance_that_does_not_start_with_a_number_is_refused(field):
     assert relevance_value(field) is None
