@@ -70,6 +70,7 @@ def test_relevance_levels_beyond_a_million_are_refused(text, line):
                                                     "per level)")):
         read_qrels("q.txt", text)
     assert list(read_qrels("q.txt", b"q1 0 d1 1000000\nq1 0 d2 -1000000\n").relevance) == [1_000_000, -1_000_000]
+    assert list(read_qrels("q.txt", b"q1 0 d1 1000000\nq1 0 d2 -1000000.5\n").relevance) == [1_000_000, -1_000_000]
 
 
 @pytest.mark.parametrize("field", ["yes", "x1", ".", "-", "+", "-.", ".e1", "e5", ""])
