@@ -131,3 +131,7 @@ def test_import_refuses_a_triple_labelled_both_ways_and_writes_nothing(tmp_path)
     report = import_judgments(campaign, path)
     assert (report.lines, report.labelled) == (2, 1)
     assert Item.objects.get(pk=first.pk).label == "Y"
+    for empty in ("", "\n# only a comment\n\n"):  # "0 lines", exit status 0 before
+        path.write_text(empty)
+        with pytest.raises(AnnotationError, match=r"labels.tsv: no labels in it \(expected"):
+            import_judgments(campaign, path)

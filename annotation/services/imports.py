@@ -75,6 +75,8 @@ def import_judgments(campaign: Campaign, path: Path | str, *, origin: str = Item
             report.kept += 1
             continue
         updates[label].append(pk)
+    if not report.lines:  # an empty file labelled nothing and said "0 lines", exit status 0
+        raise AnnotationError(f"{path}: no labels in it (expected `head<TAB>relation<TAB>tail<TAB>Y|N` lines)")
     if strict and report.unknown:
         shown = ", ".join(map(str, report.unknown[:10]))
         raise AnnotationError(f"{path}: {len(report.unknown)} line(s) are neither pool entries nor sampled triples (lines {shown} ...)")
