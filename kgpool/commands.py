@@ -151,6 +151,17 @@ def positive_seconds(text: str) -> float:
 
 # ------------------------------------------------------------------------------------ output files
 @contextmanager
+def written_or_refused(path: Path | str) -> Iterator[TextIO]:
+    """``written_atomically`` for a command's ``-o FILE``: a path it cannot write (a missing folder, a directory) is
+    one CommandError line."""
+    try:
+        with written_atomically(path) as stream:
+            yield stream
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+@contextmanager
 def written_atomically(path: Path | str) -> Iterator[TextIO]:
     """A text stream (UTF-8, newlines as written) that becomes ``path`` when the block ends without an error; on an
     error or Ctrl-C the partial file is removed and ``path`` is left as it was."""

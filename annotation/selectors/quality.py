@@ -269,17 +269,26 @@ def labels_with_origin(campaign: Campaign) -> list[tuple[str, str, str, str, str
     return [(h, r, t, label, origin) for (h, r, t), (label, origin) in sorted(rows.items())]
 
 
-def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
+QuestionKey = tuple[int, str, str]  # (side, entity, relation)
+
+
+def _question_order(key: QuestionKey) -> tuple[int, str, str]:
+    return key[0], key[2], key[1]  # side, relation, entity
+
+
+def annotator_qrels(campaign: Campaign, user, qids: tuple[dict[QuestionKey, str], set[QuestionKey]] | None = None
+                    ) -> list[tuple[str, str, int]]:
     """TREC qrels rows (qid, entity, rel) of ``user``'s own answers (gold checks left out): every triple they
     judged answers its tail question (h, r, ?) and its head question (?, r, t). Qids are ``annotation_qids``: those of
     the final qrels, and campaign-wide ones for the questions only some annotator answered Y, so that one question has
     one qid in every annotator's file; questions where the annotator said only N and that the final set lacks are
     left out (a question without a relevant answer does not count in trec_eval); can't-tell answers are no
-    judgment of relevance and are left out."""
+    judgment of relevance and are left out. ``qids``: ``annotation_qids(campaign)`` when the caller exports every
+    annotator's file (computed once)."""
     from annotation.selectors.labels import _qid_number
     from pooling.engine.questions import HEAD, TAIL
 
-    answers: dict[tuple[int, str, str], dict[str, int]] = defaultdict(dict)
+    answers: dict[QuestionKey, dict[str, int]] = defaultdict(dict)
     for h, r, t, answer in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, user=user).values_list(
         "item__head__key", "item__relation__key", "item__tail__key", "answer"
     ):
@@ -288,16 +297,16 @@ def annotator_qrels(campaign: Campaign, user) -> list[tuple[str, str, int]]:
         rel = 1 if answer == Label.YES else 0
         answers[(TAIL, h, r)][t] = rel
         answers[(HEAD, t, r)][h] = rel
-    qids, outside_final = annotation_qids(campaign)
+    qid_of, outside_final = qids if qids is not None else annotation_qids(campaign)
     rows = []
-    for key in sorted(answers, key=lambda k: (k[0], k[2], k[1])):
-        final = key in qids and key not in outside_final
+    for key in sorted(answers, key=_question_order):
+        final = key in qid_of and key not in outside_final
         if final or any(answers[key].values()):  # a Y of theirs: the question has a qid (``annotation_qids``)
-            rows += [(qids[key], entity, rel) for entity, rel in sorted(answers[key].items())]
+            rows += [(qid_of[key], entity, rel) for entity, rel in sorted(answers[key].items())]
     return sorted(rows, key=lambda row: (row[0][:4], _qid_number(row[0]), row[1]))
 
 
-def annotation_qids(campaign: Campaign) -> tuple[dict[tuple[int, str, str], str], set[tuple[int, str, str]]]:
+def annotation_qids(campaign: Campaign) -> tuple[dict[QuestionKey, str], set[QuestionKey]]:
     """(side, entity, relation) -> qid for every question of the annotators' qrels, and the questions among them
     that the final set lacks. The final qrels' qids (``completed_questions``), then each question that some annotator
     answered Y and the final set lacks, numbered on from the largest qid of the sample and the final set, in
@@ -307,19 +316,19 @@ def annotation_qids(campaign: Campaign) -> tuple[dict[tuple[int, str, str], str]
     from pooling.engine.questions import HEAD, TAIL
     from pooling.models import Question
 
-    qids: dict[tuple[int, str, str], str] = {}
+    qids: dict[QuestionKey, str] = {}
     counters = {HEAD: 0, TAIL: 0}
     for question in completed_questions(campaign):
         qids[(question.side, question.entity, question.relation)] = question.qid
         counters[question.side] = max(counters[question.side], _qid_number(question.qid) + 1)
     for qid, side in Question.objects.filter(sample=campaign.pool.sample_id).values_list("qid", "side"):
         counters[side] = max(counters[side], _qid_number(qid) + 1)
-    only_annotators = set()
+    only_annotators: set[QuestionKey] = set()
     for h, r, t in Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, answer=Label.YES).values_list(
         "item__head__key", "item__relation__key", "item__tail__key"
     ):
         only_annotators.update(key for key in ((TAIL, h, r), (HEAD, t, r)) if key not in qids)
-    for side, entity, relation in sorted(only_annotators, key=lambda k: (k[0], k[2], k[1])):
+    for side, entity, relation in sorted(only_annotators, key=_question_order):
         qids[(side, entity, relation)] = f"{'head' if side == HEAD else 'tail'}{counters[side]}"
         counters[side] += 1
     return qids, only_annotators

@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Adjudication, Campaign, Item, Judgment, Label
 from annotation.selectors.labels import FINAL_STATUSES, completed_questions
-from annotation.selectors.quality import annotator_qrels, labels_with_origin, origin_name
+from annotation.selectors.quality import annotation_qids, annotator_qrels, labels_with_origin, origin_name
 from annotation.services.exports import export_judgments
 from kgpool.bundle import FORMAT, PYKEEN_PATHS, VERSION, write_bundle
 from pooling.engine.questions import HEAD
@@ -59,9 +59,10 @@ def bundle_files(campaign: Campaign) -> dict[str, bytes]:
         files[name] = out.getvalue().encode()
     names = pseudonyms(campaign)
     User = get_user_model()
+    qids = annotation_qids(campaign)  # one qid per question in every annotator's file
     for pk, name in names.items():
         if Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, user_id=pk).exists():
-            rows = annotator_qrels(campaign, User(pk=pk))
+            rows = annotator_qrels(campaign, User(pk=pk), qids)
             files[f"qrels/annotators/{name}.txt"] = "".join(f"{q} 0 {e} {r}\n" for q, e, r in rows).encode()
     files.update(origin_qrels(campaign))
     records = judgment_records(campaign, names)

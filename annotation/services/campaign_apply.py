@@ -31,7 +31,7 @@ from django.utils import timezone
 from annotation.lib.campaign_file import CampaignSpec, SystemSpec, spec_from_dict
 from annotation.lib.sources import normalise_domain
 from annotation.models import Campaign, CampaignFile, Item, Membership, QuestionTemplate, default_allowed_domains
-from annotation.services.campaign_checks import planned_entities, sample_impossible
+from annotation.services.campaign_checks import pool_impossible, sample_impossible
 from annotation.services.campaign_evaluation import (
     CampaignApplyError, declared_options, declared_run, judging_left, start_declared_evaluation,
 )
@@ -370,10 +370,9 @@ class _Steps:
                 return pool if self.dry_run else self.build(pool)
             self.note("keep", subject, f"depth {pool.depth}, {len(names)} systems, {pool.entries.count()} entries")
             return pool
-        entities = sample.kg.num_entities if sample is not None else planned_entities(self.spec.kg)
-        if entities is not None and not 1 <= spec.depth <= entities:  # refused by the plan, not after training
-            self.note("refuse", subject, f"the pool depth must be between 1 and the {entities} entities of "
-                                         f"{self.spec.kg.name} (a rank is at most the number of entities)")
+        problem = pool_impossible(self.spec, sample.kg if sample is not None else None)
+        if problem:  # refused by the plan, not after the KG is imported and the systems trained
+            self.note("refuse", subject, problem)
             return None
         self.note("create", subject, f"depth {spec.depth}, systems {', '.join(names)}")
         if self.dry_run:

@@ -49,14 +49,21 @@ def default_pool_name(depth: int, systems: list[System]) -> str:
     return f"depth{depth}-" + "+".join(sorted(system.name for system in systems))
 
 
+def depth_refusal(depth: int, entities: int, kg_name: str) -> str:
+    """Why a pool cannot have ``depth`` on a KG of ``entities`` ('' when it can): a rank is at most the number of
+    entities. Also the campaign plan's check, before the KG is imported (``campaign_checks``)."""
+    if 1 <= depth <= entities:
+        return ""
+    return f"the pool depth must be between 1 and the {entities} entities of {kg_name}, got {depth}"
+
+
 def create_pool(
     sample: Sample, systems: list[System], depth: int, *, name: str | None = None, chunk_size: int | None = None
 ) -> Pool:
     """The pool of ``systems`` at ``depth`` on ``sample``; an existing pool of that name is returned when it has
     the same systems and depth (so asking twice for the same pool is idempotent), else PoolError."""
-    if not 1 <= depth <= sample.kg.num_entities:  # a rank is at most the number of entities
-        raise PoolError(f"the pool depth must be between 1 and the {sample.kg.num_entities} entities of "
-                        f"{sample.kg.name}, got {depth}")
+    if problem := depth_refusal(depth, sample.kg.num_entities, sample.kg.name):
+        raise PoolError(problem)
     if not systems:
         raise PoolError("a pool needs at least one system")
     for system in systems:

@@ -23,6 +23,14 @@ class SampleError(Exception):
     """The sample was refused (bad size, bad file line, name taken); nothing was written."""
 
 
+def size_refusal(size: int, test_triples: int, kg_name: str) -> str:
+    """Why ``size`` test triples cannot be drawn from ``test_triples`` ('' when they can). Also the campaign plan's
+    check, before the KG is imported (``campaign_checks``)."""
+    if 0 < size <= test_triples:
+        return ""
+    return f"cannot sample {size} of the {test_triples} test triples of {kg_name}"
+
+
 def draw_sample(
     kg: KnowledgeGraph, *, size: int, seed: int, stratified: bool = False, name: str | None = None
 ) -> Sample:
@@ -36,8 +44,8 @@ def draw_sample(
     if name is not None:
         checked_name("sample", name, SampleError)
     test = kg_triples(kg)["test"]
-    if not 0 < size <= len(test):
-        raise SampleError(f"cannot sample {size} of the {len(test)} test triples of {kg.name}")
+    if problem := size_refusal(size, len(test), kg.name):
+        raise SampleError(problem)
     if stratified:
         indices = stratified_sample_indices(test[:, 1], size, seed)
         method = Sample.Method.STRATIFIED

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from kgpool.commands import KgpoolCommand, one_line, positive_seconds, written_atomically
+from kgpool.commands import KgpoolCommand, one_line, positive_seconds, written_or_refused
 from pooling.management.progress import StageProgress
 
 
@@ -78,11 +78,8 @@ class Command(KgpoolCommand):
         if output is None:
             self.stdout.write(text, ending="")
             return
-        try:
-            with written_atomically(output) as out:  # Ctrl-C or an error leaves no half-written file
-                out.write(text)
-        except OSError as exc:  # a missing folder, a directory: one line, as export_judgments says it
-            raise CommandError(f"{output}: cannot write: {exc.strerror or exc}") from None
+        with written_or_refused(output) as out:  # Ctrl-C or an error leaves no half-written file
+            out.write(text)
         self.stderr.write(f"campaign file of {campaign.name} written to {output}")
 
     def evaluate(self, options: dict) -> None:

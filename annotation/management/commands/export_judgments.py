@@ -7,7 +7,7 @@ from django.core.management.base import CommandError, CommandParser
 from annotation.models import Campaign
 from annotation.selectors.campaigns import campaign_by_ref
 from annotation.services.exports import FORMATS, HISTORY_FORMATS, export_judgments
-from kgpool.commands import KgpoolCommand, written_atomically
+from kgpool.commands import KgpoolCommand, written_or_refused
 
 
 class Command(KgpoolCommand):
@@ -49,12 +49,9 @@ class Command(KgpoolCommand):
                 raise CommandError(f"no user {options['annotator']!r}")
         if options["output"]:
             path = Path(options["output"])
-            try:
-                with written_atomically(path) as out:  # Ctrl-C or an error leaves no half-written file
-                    count = export_judgments(campaign, options["format"], out, annotator=annotator,
-                                             with_history=options["with_history"])
-            except OSError as exc:
-                raise CommandError(f"{path}: cannot write: {exc.strerror or exc}") from None
+            with written_or_refused(path) as out:  # Ctrl-C or an error leaves no half-written file
+                count = export_judgments(campaign, options["format"], out, annotator=annotator,
+                                         with_history=options["with_history"])
             self.stderr.write(f"{count} {options['format']} records written to {path}")
         else:
             count = export_judgments(campaign, options["format"], self.stdout, annotator=annotator,
