@@ -288,10 +288,10 @@ def parse(argv=None):
                              "(0: closed loop at full speed, a saturation test)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--paths", nargs="+", default=None,
-                        help="judging code paths to compare in one run (KGPOOL_JUDGING_PATH of the server, e.g. "
-                             "legacy fast; default: the server's default); PATH+next: that path with each submit "
-                             "asking for the next hand-out (--next-in-submit for that path only), "
-                             "e.g. legacy fast+next")
+                        help="judging code paths to compare in one run (KGPOOL_JUDGING_PATH of the server: legacy, "
+                             "drf or fast, e.g. legacy drf fast; default: the server's default); PATH+next: that "
+                             "path with each submit asking for the next hand-out (--next-in-submit for that path "
+                             "only), e.g. legacy fast+next")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--published", action="store_true", help="replay the published FB15k-237 campaign instead")
     parser.add_argument("--shared-data", type=Path, default=ROOT.parent / "shared" / "data")

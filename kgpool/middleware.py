@@ -1,7 +1,9 @@
 """Response headers Django has no setting for."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -18,13 +20,40 @@ class ContentSecurityPolicyMiddleware:
         self.policy = settings.KGPOOL_CONTENT_SECURITY_POLICY
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+        return self.add_policy(self.get_response(request))
+
+    def add_policy(self, response: HttpResponse) -> HttpResponse:
         if self.policy and CSP_HEADER not in response:
             response[CSP_HEADER] = self.policy
         return response
 
 
 QUERY_COUNT_HEADER = "X-Kgpool-Queries"
+
+
+@dataclass
+class QueryCount:
+    count: int = 0
+    header: str = QUERY_COUNT_HEADER
+
+
+@contextmanager
+def counted_queries() -> Iterator[QueryCount | None]:
+    """The SQL statements run inside the block (on the default database), or None when ``KGPOOL_COUNT_QUERIES``
+    is off: the load benchmark reads them per request (this middleware; the judging lane, ``annotation/api/lane``)."""
+    if not settings.KGPOOL_COUNT_QUERIES:
+        yield None
+        return
+    from django.db import connection
+
+    counted = QueryCount()
+
+    def count(execute, sql, params, many, context):
+        counted.count += 1
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        yield counted
 
 
 class QueryCountMiddleware:
@@ -35,16 +64,8 @@ class QueryCountMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from django.db import connection
-
-        count = 0
-
-        def counted(execute, sql, params, many, context):
-            nonlocal count
-            count += 1
-            return execute(sql, params, many, context)
-
-        with connection.execute_wrapper(counted):
+        with counted_queries() as queries:
             response = self.get_response(request)
-        response[QUERY_COUNT_HEADER] = str(count)
+        if queries is not None:
+            response[queries.header] = str(queries.count)
         return response

@@ -58,7 +58,8 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 # The load benchmark's query count per response (bench/load_annotation.py); off in normal use.
-if env_bool("KGPOOL_COUNT_QUERIES", False):
+KGPOOL_COUNT_QUERIES = env_bool("KGPOOL_COUNT_QUERIES", False)
+if KGPOOL_COUNT_QUERIES:
     MIDDLEWARE.insert(0, "kgpool.middleware.QueryCountMiddleware")
 
 # django-axes first: it refuses a locked-out (username, address) before the password is even checked.
@@ -188,8 +189,10 @@ KGPOOL_TRAINING_STALE_S = env_int("TRAINING_STALE_S", 300)
 KGPOOL_RANK_MEMORY_BYTES = env_int("RANK_MEMORY_MB", 512) << 20
 
 # --- REST API -----------------------------------------------------------------------------------------
-# The judging API's code path: "fast" (few queries per request, issue 21) or "legacy" (the previous one, kept for
-# the load benchmark's comparison: bench/load_annotation.py --paths legacy fast).
+# The judging API's code path (issue 21): "fast" (few statements per request, next-item and submit answered by the
+# WSGI lane without the middleware chain and DRF: annotation/api/lane.py), "drf" (the same statements under DRF's
+# views) or "legacy" (the path before issue 21), the last two kept for the load benchmark's comparison
+# (bench/load_annotation.py --paths legacy drf fast).
 KGPOOL_JUDGING_PATH = env_str("KGPOOL_JUDGING_PATH", "fast")
 # The judge and adjudicate pages save an answer and show the next item without a page load (judge.js, fetch);
 # JUDGING_IN_PLACE=0 keeps the full page load per item (the speed benchmark's "before": bench/judging_speed.py).

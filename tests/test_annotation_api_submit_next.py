@@ -94,7 +94,7 @@ def test_a_refused_submit_hands_out_nothing(tmp_path, settings, path):
 
 def test_next_says_so_when_the_person_is_no_longer_an_annotator(tmp_path, settings, monkeypatch):
     """The judgment is stored whatever happens to the hand-out after it (its own transaction)."""
-    from annotation.api import views
+    from annotation.api import hot_path
     from annotation.services.errors import NotAllowed
 
     campaign = nationality_campaign(tmp_path)
@@ -106,7 +106,7 @@ def test_next_says_so_when_the_person_is_no_longer_an_annotator(tmp_path, settin
         raise NotAllowed(f"{user} is not an annotator of campaign {campaign.name}")
 
     settings.KGPOOL_JUDGING_PATH = "legacy"  # next_item itself, which refuses
-    monkeypatch.setattr(views, "next_item", removed)
+    monkeypatch.setattr(hot_path, "next_item", removed)
     response = submit(client, campaign, handout)
     assert response.status_code == 201, response.content
     assert response.json()["next"] == {"hand_out": None, "item": None, "request_id": "", "expires_at": None,

@@ -18,7 +18,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api import serializers as s
-from annotation.models import Assignment, Campaign, Judgment, Role
+from annotation.api.hot_path import (
+    fast_next_item,
+    fast_submit,
+    handout_body,
+    judgment_body,
+    next_hand_out_body,
+    quote_of,
+)
+from annotation.models import Assignment, Judgment, Role
 from annotation.selectors import web
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
@@ -31,9 +39,8 @@ from annotation.services.errors import (
     NotAssigned,
     UndoRefused,
 )
-from annotation.services.hand_out_sql import fast_path, hand_out_for_api
+from annotation.services.hand_out_sql import fast_path
 from annotation.services.judging import submit_judgment
-from annotation.services.submit_sql import submit_for_api
 from annotation.services.undo import undo_judgment
 from annotation.views._common import member_campaign, own_hand_out, public_message
 from kgpool.security import OfferedToken, offered_token
@@ -75,22 +82,6 @@ def _hand_out(request: Request, campaign, hand_out: int, kind: str = Assignment.
         raise NotFound(str(exc)) from None
     except PermissionDenied as exc:
         raise Forbidden(str(exc)) from None
-
-
-def _handout(assignment: Assignment | None, campaign, view: web.ItemView | None = None) -> dict:
-    if assignment is None:
-        return {"hand_out": None, "item": None, "request_id": "", "expires_at": None,
-                "allowed_domains": campaign.allowed_domains, "detail": "nothing left for you to judge in this campaign"}
-    view = view or web.item_view(assignment.item)
-    return {"hand_out": assignment.pk, "item": view.as_dict(),
-            "request_id": web.request_id_for(assignment), "expires_at": assignment.expires_at,
-            "allowed_domains": campaign.allowed_domains}
-
-
-def _judgment(j: Judgment) -> dict:
-    return {"id": j.pk, "hand_out": j.assignment_id, "answer": j.answer, "source_url": j.source_url,
-            "source_domain": j.source_domain, "quote": j.quote, "time_on_task_ms": j.time_on_task_ms,
-            "client_time_ms": j.client_time_ms, "request_id": j.request_id, "given_at": j.given_at}
 
 
 class CampaignList(APIView):
@@ -152,10 +143,10 @@ class NextItem(_TokenCheckedInStatement):
                    summary="Hand me an item to judge (my open one first); item null when nothing is left")
     def post(self, request: Request, name: str) -> Response:
         if fast_path():
-            handed = hand_out_for_api(name, self.caller(request))
-            if handed is not None:
-                self.checked(request, handed.user)
-                return Response(_handout(handed.assignment, handed.campaign, handed.view))
+            answered = fast_next_item(name, self.caller(request))
+            if answered is not None:
+                self.checked(request, answered.user)
+                return Response(answered.body, status=answered.status)
             # not an annotator of such a campaign (or an invalid token): the checks below give the 401 / 404 / 403
         self.checked(request)
         campaign = _campaign(request, name, Role.ANNOTATOR)
@@ -163,7 +154,7 @@ class NextItem(_TokenCheckedInStatement):
             assignment = next_item(campaign, request.user)
         except NotAllowed as exc:
             raise Forbidden(str(exc)) from None
-        return Response(_handout(assignment, campaign))
+        return Response(handout_body(assignment, campaign))
 
 
 class ItemDetail(APIView):
@@ -173,7 +164,7 @@ class ItemDetail(APIView):
         assignment = _hand_out(request, campaign, hand_out)
         if not web.is_open(assignment):
             raise Conflict("this hand-out is closed (answered, skipped or expired); ask for the next item")
-        return Response(_handout(assignment, campaign))
+        return Response(handout_body(assignment, campaign))
 
 
 class SubmitJudgment(_TokenCheckedInStatement):
@@ -182,18 +173,11 @@ class SubmitJudgment(_TokenCheckedInStatement):
     def post(self, request: Request, name: str, hand_out: int) -> Response:
         data = s.JudgmentIn(data=request.data)
         if fast_path() and data.is_valid():
-            v = data.validated_data
             with _submit_errors():
-                done = submit_for_api(name, hand_out, self.caller(request), v["answer"], v["source_url"],
-                                      quote=_quote(v), client_time_ms=v.get("time_on_task_ms"),
-                                      request_id=v.get("request_id", ""))
-            if done is not None:
-                judgment, repeat = done
-                self.checked(request, judgment.user)
-                body = _judgment(judgment)
-                if v["next"]:
-                    body["next"] = _next_hand_out(name, judgment.user)
-                return Response(body, status=status.HTTP_200_OK if repeat else status.HTTP_201_CREATED)
+                answered = fast_submit(name, hand_out, self.caller(request), data.validated_data)
+            if answered is not None:
+                self.checked(request, answered.user)
+                return Response(answered.body, status=answered.status)
             # not the user's hand-out as an annotator, an invalid token, or not PostgreSQL: the path below answers
         self.checked(request)
         campaign = _campaign(request, name, Role.ANNOTATOR)
@@ -204,36 +188,12 @@ class SubmitJudgment(_TokenCheckedInStatement):
         # A hand-out is done exactly when its judgment is stored (same transaction): a repeat answers 200.
         existed = assignment.state == Assignment.State.DONE
         with _submit_errors():
-            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=_quote(v),
+            judgment = submit_judgment(item, request.user, v["answer"], v["source_url"], quote=quote_of(v),
                                        client_time_ms=v.get("time_on_task_ms"), request_id=v.get("request_id", ""))
-        body = _judgment(judgment)
+        body = judgment_body(judgment)
         if v["next"]:
-            body["next"] = _next_hand_out(name, request.user, campaign)
+            body["next"] = next_hand_out_body(name, request.user, campaign)
         return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
-
-
-def _next_hand_out(name: str, user, campaign=None) -> dict:
-    """A submit's ``next``: what next-item would answer now, in its own transaction after the judgment's commit
-    (the judgment stays stored whatever happens here). The person's role was checked by the submit; should it have
-    gone in between, ``next`` says so instead of a hand-out."""
-    try:
-        if fast_path():
-            handed = hand_out_for_api(name, user)
-            if handed is not None:
-                return _handout(handed.assignment, handed.campaign, handed.view)
-        campaign = campaign or Campaign.objects.get(name=name)
-        return _handout(next_item(campaign, user), campaign)
-    except NotAllowed as exc:
-        detail = public_message(exc)
-    except Campaign.DoesNotExist:
-        detail = "no such campaign"
-    return {"hand_out": None, "item": None, "request_id": "", "expires_at": None, "allowed_domains": [],
-            "detail": detail}
-
-
-def _quote(validated: dict) -> str:
-    """The judgment's text: the quote, or the can't-tell comment sent as ``comment``."""
-    return validated.get("quote", "") or validated.get("comment", "")
 
 
 @contextmanager
@@ -279,7 +239,7 @@ class Undo(APIView):
             reopened = undo_judgment(judgment, request.user, campaign=campaign)
         except (UndoRefused, NotAllowed) as exc:
             raise Conflict(public_message(exc)) from None
-        return Response(_handout(reopened, campaign))
+        return Response(handout_body(reopened, campaign))
 
 
 class NextAdjudication(APIView):

@@ -1,0 +1,186 @@
+"""The judging lane (issue 21): the API's next-item and submit requests that offer a token answered straight from
+the WSGI call, without Django's middleware chain, URL dispatch and DRF around the view.
+
+At 50 annotators with think time, a request costs its own work plus a fixed cost for everything around it that
+runs cold after each pause; the lane drops most of the fixed part (README, "Judging API load"). It serves only
+what it can answer exactly as the full stack would, and hands everything else to Django untouched:
+
+- a POST to the next-item or judgment URL (resolved by the URLconf), no query string, no cookie, an
+  ``Authorization: Token`` header, an allowed Host, a JSON body (submit), an Accept that DRF answers with JSON,
+  no HTTPS redirect due;
+- then the shared hot-path functions (``api/hot_path``) on PostgreSQL; when they return None (invalid token, not
+  an annotator, not the caller's hand-out, another database) or a service refuses (400 / 409), the request goes to
+  Django, which answers it as always: the lane wrote nothing (a refusal rolls its transaction back).
+
+The answer is the view's: the same body rendered by DRF's JSON renderer, the headers DRF's view and the response
+middleware set (``RESPONSE_MIDDLEWARE``: security headers, X-Frame-Options, Content-Length, the CSP), the
+request_started / request_finished signals (persistent database connections are checked as on every request).
+``tests/test_annotation_judging_lane.py`` compares the lane's answers with Django's, header by header.
+``KGPOOL_JUDGING_PATH=drf`` turns the lane off (the same statements under DRF: the benchmark's comparison).
+"""
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable, Iterable
+
+from django.conf import settings
+from django.core import signals
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
+from django.db import connections, router
+from django.core.handlers.wsgi import WSGIHandler, WSGIRequest, get_script_name
+from django.http import HttpResponse
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware
+from django.middleware.security import SecurityMiddleware
+from django.urls import Resolver404, resolve, set_script_prefix
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+
+from annotation.api import serializers as s
+from annotation.api.hot_path import Answered, fast_next_item, fast_submit
+from annotation.models import Item
+from annotation.services.errors import AnnotationError
+from kgpool.middleware import ContentSecurityPolicyMiddleware, counted_queries
+from kgpool.security import offered_token
+
+logger = logging.getLogger(__name__)
+
+LANE = "fast"  # KGPOOL_JUDGING_PATH: the lane serves; "drf" / "legacy" leave every request to Django
+NEXT_ITEM, JUDGMENT = "api_next_item", "api_judgment"  # the URL names it serves (namespace "annotation")
+#: the response middleware (settings.MIDDLEWARE) whose headers an API answer gets, applied in MIDDLEWARE's
+#: (reverse) order; the others add nothing to a token request's answer (tests/test_annotation_judging_lane.py)
+RESPONSE_MIDDLEWARE = (XFrameOptionsMiddleware, CommonMiddleware, SecurityMiddleware)
+_ACCEPTED = frozenset({"", "*/*", "application/json", "application/*"})  # DRF renders JSON for these
+
+
+class JudgingLane:
+    """WSGI application: the lane in front of ``django_app`` (the project's WSGIHandler)."""
+
+    def __init__(self, django_app: Callable):
+        self.django_app = django_app
+        self._middleware: list | None = None
+        self._headers: dict[str, dict[str, str]] = {}
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if not _candidate(environ) or connections[router.db_for_write(Item)].vendor != "postgresql":
+            return self.django_app(environ, start_response)
+        answered = self._answer(environ)
+        if answered is None:
+            return self.django_app(environ, start_response)
+        request, response = answered
+        response._handler_class = WSGIHandler  # close() sends request_finished as Django's answers do
+        response._resource_closers.append(request.close)
+        status = f"{response.status_code} {response.reason_phrase}"
+        start_response(status, list(response.items()))
+        return response
+
+    def _answer(self, environ: dict) -> tuple[WSGIRequest, HttpResponse] | None:
+        """(the request, its answer), or None for Django to answer (the body put back for it to read)."""
+        request = WSGIRequest(environ)
+        try:
+            match = resolve(request.path_info)
+            request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware checks it
+            if settings.SECURE_SSL_REDIRECT and not request.is_secure():
+                return None  # SecurityMiddleware redirects
+            caller = offered_token(request)
+            if caller is None or match.namespace != "annotation" or match.url_name not in (NEXT_ITEM, JUDGMENT):
+                return None
+            data = None
+            if match.url_name == JUDGMENT:
+                data = _judgment_data(request)  # reads the body: put back below when Django answers
+                if data is None:
+                    return None
+        except (Resolver404, DisallowedHost, RequestDataTooBig, OSError):  # OSError: the client went away
+            return None
+        finally:
+            if "_body" in request.__dict__:
+                environ["wsgi.input"] = io.BytesIO(request.body)
+        set_script_prefix(get_script_name(environ))
+        signals.request_started.send(sender=WSGIHandler, environ=environ)
+        try:
+            with counted_queries() as queries:
+                answered = _serve(match.url_name, match.kwargs, caller, data)
+        except AnnotationError:
+            answered = None  # a refusal: nothing was written; Django's view gives its 400 / 409
+        except Exception:  # noqa: BLE001 - whatever failed, the full stack answers (and logs) it
+            logger.exception("judging lane: %s failed; Django answers it", request.path_info)
+            answered = None
+        if answered is None:
+            signals.request_finished.send(sender=WSGIHandler)
+            return None
+        return request, self._response(request, match.url_name, answered, queries)
+
+    def _response(self, request: WSGIRequest, url_name: str, answered: Answered, queries) -> HttpResponse:
+        response = HttpResponse(JSONRenderer().render(answered.body), status=answered.status,
+                                content_type="application/json")
+        for name, value in self._view_headers(url_name).items():
+            response[name] = value
+        if queries is not None:
+            response[queries.header] = str(queries.count)
+        for middleware in self.middleware():
+            response = middleware.process_response(request, response)
+        return response
+
+    def middleware(self) -> list:
+        if self._middleware is None:
+            unused = _unused_get_response
+            self._middleware = [cls(unused) for cls in RESPONSE_MIDDLEWARE]
+            self._middleware.append(_ContentSecurityPolicy(ContentSecurityPolicyMiddleware(unused)))
+        return self._middleware
+
+    def _view_headers(self, url_name: str) -> dict[str, str]:
+        """What DRF's view sets on its answer (Allow, Vary: Accept), from the view class itself."""
+        if url_name not in self._headers:
+            from annotation.api.views import NextItem, SubmitJudgment
+
+            view = (NextItem if url_name == NEXT_ITEM else SubmitJudgment)()
+            self._headers[url_name] = dict(view.default_response_headers)
+        return self._headers[url_name]
+
+
+def _unused_get_response(request):  # the lane calls only process_response
+    raise AssertionError("not called")
+
+
+class _ContentSecurityPolicy:
+    def __init__(self, middleware: ContentSecurityPolicyMiddleware):
+        self.middleware = middleware
+
+    def process_response(self, request, response: HttpResponse) -> HttpResponse:
+        return self.middleware.add_policy(response)
+
+
+def _candidate(environ: dict) -> bool:
+    """Cheap checks on the raw request before anything is built."""
+    if environ.get("REQUEST_METHOD") != "POST" or environ.get("QUERY_STRING") or "HTTP_COOKIE" in environ:
+        return False
+    if settings.KGPOOL_JUDGING_PATH != LANE:
+        return False
+    if not environ.get("HTTP_AUTHORIZATION", "")[:6].lower() == "token ":
+        return False
+    path = environ.get("PATH_INFO", "")
+    if not (path.endswith("/next-item/") or path.endswith("/judgment/")):
+        return False
+    return environ.get("HTTP_ACCEPT", "").strip() in _ACCEPTED
+
+
+def _judgment_data(request: WSGIRequest) -> dict | None:
+    """The submit's validated body, parsed as DRF parses JSON; None when DRF would answer otherwise (another
+    content type, a parse error, invalid fields: its 400 comes from Django)."""
+    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        return None
+    try:
+        raw = JSONParser().parse(io.BytesIO(request.body), "application/json", {"request": request})
+    except ParseError:
+        return None
+    data = s.JudgmentIn(data=raw)
+    return dict(data.validated_data) if data.is_valid() else None
+
+
+def _serve(url_name: str, kwargs: dict, caller, data: dict | None) -> Answered | None:
+    if url_name == NEXT_ITEM:
+        return fast_next_item(kwargs["name"], caller)
+    return fast_submit(kwargs["name"], kwargs["hand_out"], caller, data)
