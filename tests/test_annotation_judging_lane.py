@@ -86,12 +86,12 @@ def call(app, path: str, key: str | None, body=None, *, content_type="applicatio
     return answer["status"], answer["headers"], content
 
 
-def next_url(name: str) -> str:
-    return f"/api/campaigns/{name}/next-item/"
+def next_url(name: str, base: str = "/api/") -> str:
+    return f"{base}campaigns/{name}/next-item/"
 
 
-def judgment_url(name: str, hand_out: int) -> str:
-    return f"/api/campaigns/{name}/hand-outs/{hand_out}/judgment/"
+def judgment_url(name: str, hand_out: int, base: str = "/api/") -> str:
+    return f"{base}campaigns/{name}/hand-outs/{hand_out}/judgment/"
 
 
 def setup(tmp_path, name: str, annotators: int = 1):
@@ -100,30 +100,32 @@ def setup(tmp_path, name: str, annotators: int = 1):
     return campaign, people, [Token.objects.create(user=u).key for u in people]
 
 
-def test_next_item_and_submit_answer_as_django_does(tmp_path):
+@pytest.mark.parametrize("base", ["/api/", "/api/v1/"])
+def test_next_item_and_submit_answer_as_django_does(tmp_path, base):
     campaign, (alice,), (key,) = setup(tmp_path, "same")
     django = Recorder()
     lane = JudgingLane(django)
-    status, headers, body = call(lane, next_url(campaign.name), key)
+    status, headers, body = call(lane, next_url(campaign.name, base), key)
     assert status == 200 and django.calls == (0 if POSTGRES else 1)
     handed = json.loads(body)
     assert Assignment.objects.get(pk=handed["hand_out"]).user == alice
     # The same request again (a reload gives the same open hand-out) through Django alone: byte for byte the same
     # answer, every header the same (Content-Length included).
-    assert call(WSGIHandler(), next_url(campaign.name), key) == (status, headers, body)
+    assert call(WSGIHandler(), next_url(campaign.name, base), key) == (status, headers, body)
     assert headers["Content-Type"] == "application/json"
     assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff"
     assert "Content-Security-Policy" in headers and headers["Allow"] == "POST, OPTIONS"
 
     answer = {"answer": "Y", "source_url": SOURCE, "request_id": handed["request_id"], "next": True}
-    status, headers, body = call(lane, judgment_url(campaign.name, handed["hand_out"]), key, answer)
+    url = judgment_url(campaign.name, handed["hand_out"], base)
+    status, headers, body = call(lane, url, key, answer)
     assert status == 201 and django.calls == (0 if POSTGRES else 2)
     created = json.loads(body)
     assert Judgment.objects.get(pk=created["id"]).user == alice and created["next"]["hand_out"] is not None
     # The repeat (same request id) answers 200 with the recorded judgment and the same next hand-out: the lane's
     # repeat and Django's are the same bytes and headers.
-    lane_repeat = call(lane, judgment_url(campaign.name, handed["hand_out"]), key, answer)
-    django_repeat = call(WSGIHandler(), judgment_url(campaign.name, handed["hand_out"]), key, answer)
+    lane_repeat = call(lane, url, key, answer)
+    django_repeat = call(WSGIHandler(), url, key, answer)
     assert lane_repeat == django_repeat
     assert lane_repeat[0] == 200 and json.loads(lane_repeat[2]) == created
     assert lane_repeat[1] == headers  # the 201's headers: only the status line differs

@@ -5,7 +5,7 @@ At 50 annotators with think time, a request costs its own work plus a fixed cost
 runs cold after each pause; the lane drops most of the fixed part (README, "Judging API load"). It serves only
 what it can answer exactly as the full stack would, and hands everything else to Django untouched:
 
-- a POST to the next-item or judgment URL (resolved by the URLconf), no query string, no cookie, an
+- a POST that the URLconf routes to the next-item or judgment view (/api/ and /api/v1/), no query string, no cookie, an
   ``Authorization: Token`` header, an allowed Host, a JSON body (submit), an Accept that DRF answers with JSON,
   no HTTPS redirect due;
 - then the shared hot-path functions (``api/hot_path``) on PostgreSQL; when they return None (invalid token, not
@@ -40,6 +40,7 @@ from rest_framework.renderers import JSONRenderer
 
 from annotation.api import serializers as s
 from annotation.api.hot_path import Answered, fast_next_item, fast_submit
+from annotation.api.views import NextItem, SubmitJudgment
 from annotation.models import Item
 from annotation.services.errors import AnnotationError
 from kgpool.middleware import ContentSecurityPolicyMiddleware, counted_queries
@@ -48,7 +49,6 @@ from kgpool.security import offered_token
 logger = logging.getLogger(__name__)
 
 LANE = "fast"  # KGPOOL_JUDGING_PATH: the lane serves; "drf" / "legacy" leave every request to Django
-NEXT_ITEM, JUDGMENT = "api_next_item", "api_judgment"  # the URL names it serves (namespace "annotation")
 #: the response middleware (settings.MIDDLEWARE) whose headers an API answer gets, applied in MIDDLEWARE's
 #: (reverse) order; the others add nothing to a token request's answer (tests/test_annotation_judging_lane.py)
 RESPONSE_MIDDLEWARE = (XFrameOptionsMiddleware, CommonMiddleware, SecurityMiddleware)
@@ -61,7 +61,7 @@ class JudgingLane:
     def __init__(self, django_app: Callable):
         self.django_app = django_app
         self._middleware: list | None = None
-        self._headers: dict[str, dict[str, str]] = {}
+        self._headers: dict[type, dict[str, str]] = {}
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if not _candidate(environ) or connections[router.db_for_write(Item)].vendor != "postgresql":
@@ -84,11 +84,12 @@ class JudgingLane:
             request.get_host()  # ALLOWED_HOSTS, as CommonMiddleware checks it
             if settings.SECURE_SSL_REDIRECT and not request.is_secure():
                 return None  # SecurityMiddleware redirects
+            view = getattr(match.func, "view_class", None)  # /api/ and /api/v1/ route to the same views
             caller = offered_token(request)
-            if caller is None or match.namespace != "annotation" or match.url_name not in (NEXT_ITEM, JUDGMENT):
+            if caller is None or view not in (NextItem, SubmitJudgment):
                 return None
             data = None
-            if match.url_name == JUDGMENT:
+            if view is SubmitJudgment:
                 data = _judgment_data(request)  # reads the body: put back below when Django answers
                 if data is None:
                     return None
@@ -101,7 +102,7 @@ class JudgingLane:
         signals.request_started.send(sender=WSGIHandler, environ=environ)
         try:
             with counted_queries() as queries:
-                answered = _serve(match.url_name, match.kwargs, caller, data)
+                answered = _serve(view, match.kwargs, caller, data)
         except AnnotationError:
             answered = None  # a refusal: nothing was written; Django's view gives its 400 / 409
         except Exception:  # noqa: BLE001 - whatever failed, the full stack answers (and logs) it
@@ -110,12 +111,12 @@ class JudgingLane:
         if answered is None:
             signals.request_finished.send(sender=WSGIHandler)
             return None
-        return request, self._response(request, match.url_name, answered, queries)
+        return request, self._response(request, view, answered, queries)
 
-    def _response(self, request: WSGIRequest, url_name: str, answered: Answered, queries) -> HttpResponse:
+    def _response(self, request: WSGIRequest, view: type, answered: Answered, queries) -> HttpResponse:
         response = HttpResponse(JSONRenderer().render(answered.body), status=answered.status,
                                 content_type="application/json")
-        for name, value in self._view_headers(url_name).items():
+        for name, value in self._view_headers(view).items():
             response[name] = value
         if queries is not None:
             response[queries.header] = str(queries.count)
@@ -130,14 +131,11 @@ class JudgingLane:
             self._middleware.append(_ContentSecurityPolicy(ContentSecurityPolicyMiddleware(unused)))
         return self._middleware
 
-    def _view_headers(self, url_name: str) -> dict[str, str]:
+    def _view_headers(self, view: type) -> dict[str, str]:
         """What DRF's view sets on its answer (Allow, Vary: Accept), from the view class itself."""
-        if url_name not in self._headers:
-            from annotation.api.views import NextItem, SubmitJudgment
-
-            view = (NextItem if url_name == NEXT_ITEM else SubmitJudgment)()
-            self._headers[url_name] = dict(view.default_response_headers)
-        return self._headers[url_name]
+        if view not in self._headers:
+            self._headers[view] = dict(view().default_response_headers)
+        return self._headers[view]
 
 
 def _unused_get_response(request):  # the lane calls only process_response
@@ -180,7 +178,7 @@ def _judgment_data(request: WSGIRequest) -> dict | None:
     return dict(data.validated_data) if data.is_valid() else None
 
 
-def _serve(url_name: str, kwargs: dict, caller, data: dict | None) -> Answered | None:
-    if url_name == NEXT_ITEM:
+def _serve(view: type, kwargs: dict, caller, data: dict | None) -> Answered | None:
+    if view is NextItem:
         return fast_next_item(kwargs["name"], caller)
     return fast_submit(kwargs["name"], kwargs["hand_out"], caller, data)
