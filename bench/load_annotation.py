@@ -3,6 +3,8 @@
     .venv/bin/pip install -r bench/requirements-load.txt
     .venv/bin/python bench/load_annotation.py                      # 10, 50, 200 annotators, 20 s each
     .venv/bin/python bench/load_annotation.py --levels 50 --seconds 30 --think 2   # the README figures
+    .venv/bin/python bench/load_annotation.py --levels 50 --seconds 30 --think 2 --paths legacy fast --rounds 3
+                                                                     # issue 21's ratio, paths taking turns
 
 What it does: creates a fresh PostgreSQL database (``--db``, dropped first; PostgreSQL from ``--pg``), migrates,
 imports the bundled UMLS dataset, samples test triples and pools ``--items`` candidate triples directly (no
@@ -46,6 +48,7 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -187,6 +190,24 @@ def judging_path_and_mode(path: str | None, next_in_submit: bool) -> tuple[str |
     return path, next_in_submit
 
 
+def ratio_summary(cpu_per_request: dict[tuple[str, int, int], float], baseline: str = "legacy") -> list[str]:
+    """Lines comparing each path's server CPU per request with ``baseline``'s of the same round and level (the
+    figure issue 21 asks for), with the median over the rounds; nothing without a baseline or with one round."""
+    rounds = sorted({r for _path, _n, r in cpu_per_request})
+    lines = []
+    for path, n in sorted({(path, n) for path, n, _r in cpu_per_request if path != baseline}):
+        pairs = [(cpu_per_request[(baseline, n, r)], cpu_per_request[(path, n, r)]) for r in rounds
+                 if (baseline, n, r) in cpu_per_request and (path, n, r) in cpu_per_request]
+        if len(pairs) < 2:
+            continue
+        ratios = [base / mine for base, mine in pairs]
+        lines.append(f"{baseline} / {path} at {n}: CPU per request {statistics.median(ratios):.2f}x the median of "
+                     f"{len(ratios)} rounds ({', '.join(f'{x:.2f}x' for x in ratios)}; {path} "
+                     f"{', '.join(f'{mine:.2f}' for _base, mine in pairs)} ms, {baseline} "
+                     f"{', '.join(f'{base:.2f}' for base, _mine in pairs)} ms)")
+    return lines
+
+
 def main_load(args) -> int:
     pg = args.pg
     database_url = recreate_database(pg, args.db)
@@ -198,10 +219,12 @@ def main_load(args) -> int:
     t0 = time.monotonic()
     campaign = build_campaign(args.items, args.seed)
     paths = args.paths or [None]  # None: the server's default judging path; "fast+next": with --next-in-submit
-    all_tokens = {(path, n): make_annotators(campaign, f"load-{path or 'default'}-{n}-", n)
-                  for path in paths for n in args.levels}
+    rounds = range(1, args.rounds + 1)
+    all_tokens = {(path, n, r): make_annotators(campaign, f"load-{path or 'default'}-{n}-r{r}-", n)
+                  for r in rounds for path in paths for n in args.levels}
     print(f"setup: database {args.db}, campaign {campaign.name} with {campaign.items.count()} items, "
-          f"{len(paths) * sum(args.levels)} annotators, {time.monotonic() - t0:.1f} s", flush=True)
+          f"{sum(len(t) for t in all_tokens.values())} annotators, "
+          f"{time.monotonic() - t0:.1f} s", flush=True)
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores", flush=True)
     token_user = dict(Token.objects.values_list("key", "user_id"))
     connections.close_all()
@@ -209,7 +232,11 @@ def main_load(args) -> int:
     accepted: dict[tuple[str, str, int], str] = {}
     accepted_count = 0
     failures: list[str] = []
-    for path in paths:  # one server per judging path, the same campaign: the paths compared in one run
+    cpu_per_request: dict[tuple[str, int, int], float] = {}
+    # one server per judging path, the same campaign: the paths compared in one run; with --rounds the paths take
+    # turns, round after round, so that a drift of the machine falls on every path alike
+    for r, path in ((r, path) for r in rounds for path in paths):
+        label = f"{path or 'default'}{f' #{r}' if args.rounds > 1 else ''}"
         judging_path, next_in_submit = judging_path_and_mode(path, args.next_in_submit)
         server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log",
                         judging_path)
@@ -220,19 +247,20 @@ def main_load(args) -> int:
                   f"{' (each submit asks for the next hand-out)' if next_in_submit else ''}; "
                   f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
                   flush=True)
-            warm_tokens = all_tokens[(path, max(args.levels))][: 4 * args.workers]
+            warm_tokens = all_tokens[(path, max(args.levels), r)][: 4 * args.workers]
             asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
             print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)", flush=True)
             cpu = ServerCpu(database_url, server.proc.pid)
             for n in args.levels:
                 before = cpu.snapshot()
-                stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n)], args.seconds,
+                stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n, r)], args.seconds,
                                                        args.max_requests, args.seed + n, args.think,
                                                        next_in_submit))
                 after = cpu.snapshot()
                 spent, lost = ServerCpu.spent(before, after)
                 web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
-                rows += report_level(f"{path or 'default'} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
+                rows += report_level(f"{label} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
+                cpu_per_request[(path or "default", n, r)] = 1000 * spent / max(stats.requests, 1)
                 accepted.update(stats.accepted)
                 accepted_count += stats.accepted_count
                 if stats.errors:
@@ -251,6 +279,8 @@ def main_load(args) -> int:
           f"PostgreSQL CPU per request")
     print("\n".join(table_head("path N".ljust(12))))
     print("\n".join(rows))
+    for line in ratio_summary(cpu_per_request):
+        print(line)
     problems = verify(campaign, accepted, token_user)
     from annotation.models import Judgment
 
@@ -292,6 +322,9 @@ def parse(argv=None):
                              "drf or fast, e.g. legacy drf fast; default: the server's default); PATH+next: that "
                              "path with each submit asking for the next hand-out (--next-in-submit for that path "
                              "only), e.g. legacy fast+next")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the --paths this many times in turn (legacy fast legacy fast ...) and print each "
+                             "path's CPU per request against legacy's of the same round, with the median")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--published", action="store_true", help="replay the published FB15k-237 campaign instead")
     parser.add_argument("--shared-data", type=Path, default=ROOT.parent / "shared" / "data")

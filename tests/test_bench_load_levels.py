@@ -60,3 +60,15 @@ def test_a_path_with_next_asks_for_the_next_hand_out_in_each_submit(bench):
     assert bench.judging_path_and_mode("legacy", False) == ("legacy", False)
     assert bench.judging_path_and_mode("legacy", True) == ("legacy", True)  # --next-in-submit: every path
     assert bench.judging_path_and_mode(None, False) == (None, False)
+
+
+def test_rounds_compare_each_path_with_the_baseline_of_the_same_round(bench):
+    """``--rounds``: each path's CPU per request against legacy's in the same round, and the median of those ratios
+    (a slower or faster machine in one round moves both figures of that round)."""
+    cpu = {("legacy", 50, 1): 12.0, ("fast", 50, 1): 4.0, ("legacy", 50, 2): 9.0, ("fast", 50, 2): 4.5,
+           ("legacy", 50, 3): 15.0, ("fast", 50, 3): 3.0, ("drf", 50, 1): 6.0}
+    lines = bench.ratio_summary(cpu)
+    assert len(lines) == 1  # drf ran one round: no median of one
+    assert lines[0].startswith("legacy / fast at 50: CPU per request 3.00x the median of 3 rounds (3.00x, 2.00x, 5.00x")
+    assert "fast 4.00, 4.50, 3.00 ms" in lines[0] and "legacy 12.00, 9.00, 15.00 ms" in lines[0]
+    assert bench.ratio_summary({("fast", 50, 1): 4.0, ("fast", 50, 2): 4.0}) == []  # no baseline

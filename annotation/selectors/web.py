@@ -96,7 +96,11 @@ class ItemView:
         }
 
 
-def origin_triples(item: Item, limit: int = 10) -> list[OriginTriple]:
+#: the origins an item shows at most
+ORIGINS_SHOWN = 10
+
+
+def origin_triples(item: Item, limit: int = ORIGINS_SHOWN) -> list[OriginTriple]:
     """The sampled test triples behind the questions that pooled ``item``: the questions of its pool hits, or
     (entries without hits, gold checks) the sample's questions the triple answers. Three queries at most."""
     # Plain rows of the few columns shown (no model instances): the ORM compiles and loads a fraction of the
@@ -132,7 +136,7 @@ _QUESTION_COLUMNS = ("pk", "side", "qid", "anchor__name", "anchor__key", "relati
 _TRIPLE_COLUMNS = ("head__name", "head__key", "relation__text", "relation__key", "tail__name", "tail__key")
 
 
-def origin_triples_joined(item: Item, limit: int = 10) -> list[OriginTriple]:
+def origin_triples_joined(item: Item, limit: int = ORIGINS_SHOWN) -> list[OriginTriple]:
     """``origin_triples`` in one query: the questions (joined to their triples) of the item's pool hits and the
     sample's questions the triple answers, hit questions first; the latter are kept only when there is no hit
     question. The same rows in the same order (every question holds at least one sampled triple, so the first
@@ -144,22 +148,52 @@ def origin_triples_joined(item: Item, limit: int = 10) -> list[OriginTriple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    return origins_from_rows(rows, limit)
+
+
+def origins_from_rows(rows: list[tuple], limit: int = ORIGINS_SHOWN) -> list[OriginTriple]:
+    """The origins from the rows of ``origins_query`` (their first ``ORIGIN_COLUMNS`` columns)."""
     if rows and rows[0][0]:
         rows = [row for row in rows if row[0]]
     questions: dict[int, tuple] = {}
     triples_of: dict[int, list[tuple]] = {}
     for row in rows:
-        questions.setdefault(row[1], row[1:8])
-        triples_of.setdefault(row[1], []).append(row[8:])
+        questions.setdefault(row[1], tuple(row[1:8]))
+        triples_of.setdefault(row[1], []).append(tuple(row[8:ORIGIN_COLUMNS]))
     return _origin_rows(list(questions.values()), triples_of, limit)
 
 
 def _origins_sql(campaign_id: int, relation_id: int, head_id: int, tail_id: int, entry_id: int | None = None, *,
                  limit: int) -> tuple[str, list]:
+    values = {"campaign": campaign_id, "relation": relation_id, "head": head_id, "tail": tail_id, "entry": entry_id}
+    return origins_query({}, values, hits=entry_id is not None, limit=limit)
+
+
+#: the columns of ``origins_query`` that ``origins_from_rows`` reads, c0 ... c13 (a last one, ``rn``, numbers the rows)
+ORIGIN_COLUMNS = 14
+
+
+def origins_query(columns: dict[str, str], values: dict[str, object], *, hits: bool, limit: int) -> tuple[str, list]:
     """The first ``limit`` (question, sampled triple) pairs by id, then their names by primary key: the hit
     questions and the questions the triple answers as two index look-ups (UNION ALL; a question in both comes
     twice, and the caller keeps only hits when there is one). One condition OR-ing the two made PostgreSQL
-    hash whole tables (12 ms a request on FB15k-237, the entity table three times)."""
+    hash whole tables (12 ms a request on FB15k-237, the entity table three times).
+
+    The item's ``campaign``, ``relation``, ``head``, ``tail`` and ``entry`` (pool entry) are SQL expressions from
+    ``columns`` (columns of an enclosing statement: the claim's, ``services/hand_out_sql``) or else parameters
+    from ``values``; ``hits``: whether the pool-hit branch is there (an entry NULL matches no hit)."""
+    params: list = []
+
+    def item(name: str) -> str:
+        if name in columns:
+            return columns[name]
+        params.append(values[name])
+        return "%s"
+
+    def constant(value: object) -> str:
+        params.append(value)
+        return "%s"
+
     question, entity, relation = Question._meta.db_table, Entity._meta.db_table, Relation._meta.db_table
     triple = SampleTriple._meta.db_table
     link = Question._meta.get_field("triples")
@@ -168,26 +202,28 @@ def _origins_sql(campaign_id: int, relation_id: int, head_id: int, tail_id: int,
     pairs = (f"SELECT {{hit}} AS is_hit, q.id AS question_id, q.side, q.position AS question_position, "
              f"st.id AS triple_id, st.position AS triple_position FROM {question} q "
              f"JOIN {through} qt ON qt.{to_question} = q.id JOIN {triple} st ON st.id = qt.{to_triple} WHERE ")
+    branches = []
+    if hits:  # first in the text: its parameter comes first
+        branches.append(pairs.format(hit="TRUE") + f"q.id IN (SELECT question_id FROM {PoolHit._meta.db_table} "
+                        f"WHERE entry_id = {item('entry')})")
     campaign_sample = (f"SELECT p.sample_id FROM {Pool._meta.db_table} p "
-                       f"JOIN {Campaign._meta.db_table} c ON c.pool_id = p.id WHERE c.id = %s")
-    answers = (pairs.format(hit="FALSE") + f"q.sample_id IN ({campaign_sample}) AND q.relation_id = %s "
-               f"AND ((q.side = %s AND q.anchor_id = %s) OR (q.side = %s AND q.anchor_id = %s))")
-    params: list = [campaign_id, relation_id, Question.Side.TAIL, head_id, Question.Side.HEAD, tail_id]
-    branches = [answers]
-    if entry_id is not None:
-        hits = f"SELECT question_id FROM {PoolHit._meta.db_table} WHERE entry_id = %s"
-        branches.insert(0, pairs.format(hit="TRUE") + f"q.id IN ({hits})")
-        params.insert(0, entry_id)
+                       f"JOIN {Campaign._meta.db_table} c ON c.pool_id = p.id WHERE c.id = {item('campaign')}")
+    branches.append(pairs.format(hit="FALSE") + f"q.sample_id IN ({campaign_sample}) AND q.relation_id = "
+                    f"{item('relation')} AND ((q.side = {constant(Question.Side.TAIL)} AND q.anchor_id = "
+                    f"{item('head')}) OR (q.side = {constant(Question.Side.HEAD)} AND q.anchor_id = {item('tail')}))")
     order = ["is_hit DESC", "side", "question_position", "question_id", "triple_position"]
     first = (f"SELECT * FROM ({' UNION ALL '.join(branches)}) pairs "
              f"ORDER BY {', '.join(order)} LIMIT {int(limit)}")
+    ordered = ", ".join(f"o.{column}" for column in order)
+    shown = ["o.is_hit", "q.id", "q.side", "q.qid", "a.name", "a.key", "qr.text", "qr.key",
+             "h.name", "h.key", "r.text", "r.key", "t.name", "t.key"]  # ORIGIN_COLUMNS, named c0 ... c13
     sql = (
-        f"SELECT o.is_hit, q.id, q.side, q.qid, a.name, a.key, qr.text, qr.key, "
-        f"h.name, h.key, r.text, r.key, t.name, t.key FROM ({first}) o "
+        f"SELECT {', '.join(f'{column} AS c{n}' for n, column in enumerate(shown))}, "
+        f"row_number() OVER (ORDER BY {ordered}) AS rn FROM ({first}) o "
         f"JOIN {question} q ON q.id = o.question_id JOIN {entity} a ON a.id = q.anchor_id "
         f"JOIN {relation} qr ON qr.id = q.relation_id JOIN {triple} st ON st.id = o.triple_id "
         f"JOIN {entity} h ON h.id = st.head_id JOIN {relation} r ON r.id = st.relation_id "
-        f"JOIN {entity} t ON t.id = st.tail_id ORDER BY {', '.join(f'o.{column}' for column in order)}"
+        f"JOIN {entity} t ON t.id = st.tail_id ORDER BY {ordered}"
     )
     return sql, params
 
@@ -221,15 +257,15 @@ def item_view(item: Item) -> ItemView:
     )
 
 
-def claimed_item_view(item: Item, template: str | None = None) -> ItemView:
+def claimed_item_view(item: Item, template: str | None = None, origins: list[OriginTriple] | None = None) -> ItemView:
     """``item_view`` of an item whose head, relation and tail are loaded, and whose question template was read
-    with its claim (``services/hand_out_sql``; None: read here, one query): one query for the origins."""
+    with its claim (``services/hand_out_sql``; None: read here, one query), as were its origins (None: one query)."""
     if template is None:
         template = template_text(item.relation, item.campaign)
     return ItemView(
         safe_question(template, item.relation, item.head.name or item.head.key, item.tail.name or item.tail.key),
         EntityView.of(item.head), item.relation.key, item.relation.text, EntityView.of(item.tail),
-        origin_triples_joined(item),
+        origin_triples_joined(item) if origins is None else origins,
     )
 
 

@@ -4,15 +4,16 @@
 settings read fresh in the same query (the role check, the per-user serialisation of ``lock_member`` and the
 settings in one statement: nothing to cache or invalidate); (2) on PostgreSQL one statement that picks the queue
 head exactly as ``_first_free_item`` does (the same compiled level queries, ``FOR UPDATE SKIP LOCKED``), opens
-the hand-out, counts it on the item and returns what the item shows (entities, relation, question template),
-unless the user holds an open hand-out already; (3) the origins (``selectors/web.origin_triples_joined``).
+the hand-out, counts it on the item and returns what the item shows (entities, relation, question template and
+origins: ``selectors/web.origins_query``), unless the user holds an open hand-out already.
 Other databases, budgeted campaigns and the rare cases (own open hand-out back) take ``next_item`` itself.
 
 ``KGPOOL_JUDGING_PATH=legacy`` (settings) keeps the views on the previous code path, for the load benchmark's
-comparison (bench/load_annotation.py --paths legacy fast).
+comparison (bench/load_annotation.py --paths legacy drf fast).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -25,7 +26,16 @@ from annotation.models import Assignment, Campaign, Item, Membership, QuestionTe
 from annotation.selectors._compiled import compiled, queryset_sql
 from annotation.selectors.campaigns import remember_roles
 from annotation.selectors.templates import generated_template
-from annotation.selectors.web import ItemView, claimed_item_view, item_view
+from annotation.selectors.web import (
+    ORIGIN_COLUMNS,
+    ORIGINS_SHOWN,
+    ItemView,
+    OriginTriple,
+    claimed_item_view,
+    item_view,
+    origins_from_rows,
+    origins_query,
+)
 from annotation.services._locking import lock_skipping
 from annotation.services.distribution import (
     RETRIES,
@@ -112,10 +122,10 @@ def hand_out_for_api(name: str, caller, *, now: datetime | None = None) -> HandO
                 if claimed is None:  # the user's own open hand-out comes back first (a reload)
                     assignment = open_assignment(campaign, user, now=now)
                     return HandOut(campaign, assignment, item_view(assignment.item) if assignment else None, user)
-                assignment, template = claimed
+                assignment, template, origins = claimed
                 if assignment is None:
                     return HandOut(campaign, None, None, user)
-                return HandOut(campaign, assignment, claimed_item_view(assignment.item, template), user)
+                return HandOut(campaign, assignment, claimed_item_view(assignment.item, template, origins), user)
         except IntegrityError:
             continue  # the same user took this item in a concurrent request: again (their hand-out comes back)
     campaign = Campaign.objects.get(name=name)
@@ -126,11 +136,11 @@ def hand_out_for_api(name: str, caller, *, now: datetime | None = None) -> HandO
 _ENTITY = ("id", "key", "name", "description", "types", "url", "wikidata_id")
 
 
-def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, str] | None:
+def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, str, list[OriginTriple]] | None:
     """One statement (PostgreSQL): lock the queue head (``_first_free_item``'s levels, each run only when the
     ones before found nothing), open the hand-out and count it on the item; returns (the hand-out with its
-    item, head, relation and tail loaded, the question template in force), (None, '') when nothing is left,
-    None when the user holds an open hand-out (nothing written)."""
+    item, head, relation and tail loaded, the question template in force, the item's origins), (None, '', [])
+    when nothing is left, None when the user holds an open hand-out (nothing written)."""
     connection = connections[router.db_for_write(Item)]
     expires_at = now + timedelta(seconds=campaign.assignment_timeout_s)
     limit = campaign.judgments_per_item  # the number of queue levels: part of the statement's shape
@@ -143,7 +153,7 @@ def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, 
     if own is not None:
         return None
     if opened is None:
-        return None, ""
+        return None, "", []
     n = len(_ENTITY)
     head_entity, tail_entity = (_entity(kg_id, row[start:start + n]) for start in (8, 8 + n))
     rel = Relation(pk=relation_id, kg_id=kg_id, key=relation_key, text=relation_text)
@@ -152,7 +162,8 @@ def _claim(campaign: Campaign, user, now: datetime) -> tuple[Assignment | None, 
     hand_out = Assignment(pk=opened, item=claimed, user=user, kind=Assignment.Kind.JUDGE,
                           state=Assignment.State.OPEN, handed_out_at=now, expires_at=expires_at)
     text = campaign_text if campaign_text is not None else kg_text if kg_text is not None else generated_template(rel)
-    return hand_out, text
+    origins = origins_from_rows([json.loads(origin) for origin in row[10 + 2 * n]], ORIGINS_SHOWN)
+    return hand_out, text, origins
 
 
 def _claim_sql(campaign_id: int, user_id: int, now: datetime, expires_at: datetime, *, limit: int) -> tuple[str, list]:
@@ -181,17 +192,24 @@ def _claim_sql(campaign_id: int, user_id: int, now: datetime, expires_at: dateti
                f"FROM head WHERE {item}.id = head.id RETURNING {item}.id)")
     params += [Item.Status.IN_PROGRESS, now]
     columns = ", ".join([*(f"h.{c}" for c in _ENTITY), *(f"t.{c}" for c in _ENTITY)])
+    # the claimed item's origins, read by the same statement (one round trip less per request)
+    item_columns = {"campaign": "i.campaign_id", "relation": "i.relation_id", "head": "i.head_id", "tail": "i.tail_id",
+                    "entry": "i.entry_id"}
+    origins, origin_params = origins_query(item_columns, {}, hits=True, limit=ORIGINS_SHOWN)
+    origin_columns = ", ".join(f"o.c{n}" for n in range(ORIGIN_COLUMNS))
     query = (
         f"WITH {', '.join(sql)} "
         f"SELECT (SELECT pk FROM own), opened.id, i.id, i.entry_id, i.relation_id, r.key, r.text, r.kg_id, {columns}, "
         f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id = %s), "
         f"(SELECT text FROM {template} WHERE relation_id = i.relation_id AND campaign_id IS NULL), "
+        f"ARRAY(SELECT json_build_array({origin_columns})::text FROM ({origins}) o ORDER BY o.rn), "
         f"(SELECT count(*) FROM counted) "
         f"FROM (SELECT 1) AS one LEFT JOIN opened ON true LEFT JOIN {item} i ON i.id = opened.item_id "
         f"LEFT JOIN {entity} h ON h.id = i.head_id LEFT JOIN {entity} t ON t.id = i.tail_id "
         f"LEFT JOIN {relation} r ON r.id = i.relation_id"
     )
     params.append(campaign_id)
+    params += origin_params
     return query, params
 
 
