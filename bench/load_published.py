@@ -471,6 +471,8 @@ def _merge(into: Stats, more: Stats) -> None:
     for endpoint, codes in more.statuses.items():
         for code, n in codes.items():
             into.statuses[endpoint][code] += n
+    for endpoint, counts in more.queries.items():  # the statements per request column (it printed nan without)
+        into.queries[endpoint] += counts
     into.errors += more.errors
     into.accepted.update(more.accepted)
     into.accepted_count += more.accepted_count

@@ -68,3 +68,20 @@ def test_published_replay_subset(bench, live_server, shared_data, tmp_path):
     assert after.counts["adjudications"] == after.counts["conflicts"] == counts["conflicts"]
     assert after.counts["submits"] == 2 * items  # the second call found nothing left to judge
     assert after.ok
+
+
+def test_merged_stats_keep_every_figure(bench):
+    """A replay merges the stats of its passes: the statements per request (X-Kgpool-Queries) come along with the
+    latencies and statuses (the table printed nan for them)."""
+    from bench.load_server import Stats
+
+    first, second = Stats(), Stats()
+    first.queries["submit"] += [3, 3]
+    first.latencies["submit"] += [0.01, 0.02]
+    second.queries["submit"] += [4]
+    second.latencies["submit"] += [0.03]
+    second.statuses["submit"][201] += 1
+    second.requests = 1
+    bench._merge(first, second)
+    assert first.queries["submit"] == [3, 3, 4] and first.latencies["submit"] == [0.01, 0.02, 0.03]
+    assert first.statuses["submit"][201] == 1 and first.requests == 1

@@ -21,7 +21,7 @@ from annotation.lib.sources import SourceError, check_source
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Membership, Role
 from annotation.selectors._compiled import compiled
 from annotation.selectors.campaigns import campaign_progress, user_roles
-from annotation.selectors.item_counts import AUTOMATIC_ORIGINS, ItemCounts, item_counts
+from annotation.selectors.item_counts import ItemCounts, item_counts
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.templates import item_question, safe_question, template_text
 from pooling.models import Entity, Pool, PoolHit, Question, Relation, SampleTriple
