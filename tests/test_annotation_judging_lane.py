@@ -243,6 +243,21 @@ def test_a_submit_the_lane_does_not_serve_reaches_django_with_its_body(tmp_path)
     assert list(Judgment.objects.values_list("answer", flat=True)) == ["Y"]
 
 
+def test_a_body_in_another_charset_is_read_as_drf_reads_it(tmp_path):
+    """``Content-Type: application/json; charset=latin-1``: DRF decodes the body with that charset; so does the
+    lane (the quote stored is the same text)."""
+    campaign, _people, (key,) = setup(tmp_path, "charset")
+    django = Recorder()
+    lane = JudgingLane(django)
+    handed = json.loads(call(lane, next_url(campaign.name), key)[2])
+    body = json.dumps({"answer": "Y", "source_url": SOURCE, "quote": "Café au lait"}, ensure_ascii=False)
+    status, _h, answered = call(lane, judgment_url(campaign.name, handed["hand_out"]), key, raw=body.encode("latin-1"),
+                                content_type="application/json; charset=latin-1")
+    assert status == 201 and json.loads(answered)["quote"] == "Café au lait"
+    assert Judgment.objects.get().quote == "Café au lait"
+    assert django.calls == (0 if POSTGRES else 2)
+
+
 @pytest.mark.skipif(not POSTGRES, reason="the lane serves on PostgreSQL only")
 def test_a_failure_in_the_lane_is_logged_and_django_answers(tmp_path, monkeypatch, caplog):
     campaign, _people, (key,) = setup(tmp_path, "broken")

@@ -34,6 +34,7 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, resolve, set_script_prefix
+from django.utils.http import parse_header_parameters
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
@@ -167,11 +168,11 @@ def _candidate(environ: dict) -> bool:
 def _judgment_data(request: WSGIRequest) -> dict | None:
     """The submit's validated body, parsed as DRF parses JSON; None when DRF would answer otherwise (another
     content type, a parse error, invalid fields: its 400 comes from Django)."""
-    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
+    if parse_header_parameters(request.META.get("CONTENT_TYPE", ""))[0] != "application/json":
         return None
+    context = {"request": request, "encoding": request.encoding or settings.DEFAULT_CHARSET}  # as DRF's Request
     try:
-        raw = JSONParser().parse(io.BytesIO(request.body), "application/json", {"request": request})
+        raw = JSONParser().parse(io.BytesIO(request.body), "application/json", context)
     except ParseError:
         return None
     data = s.JudgmentIn(data=raw)
