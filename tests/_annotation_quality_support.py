@@ -31,10 +31,11 @@ def gold_campaign(folder: Path, *, items: int, name: str = "gold", **options) ->
     return create_campaign(name, pool, **options)
 
 
-def judge_all(campaign: Campaign, annotators, answer_of, url: str = URL, ms_of=None) -> dict:
+def judge_all(campaign: Campaign, annotators, answer_of, url: str = URL, ms_of=None, submit=None) -> dict:
     """Let each annotator in turn take and answer items until nobody gets more. ``answer_of(item, user)`` gives
     the answer, ``ms_of(item, user)`` the time taken (5 s by default: the server measures it, so the helper runs
-    a clock of its own from now); returns user -> list of item pks received, in order."""
+    a clock of its own from now); returns user -> list of item pks received, in order. ``submit(item, user, answer,
+    url, now)``: how an answer is given (``submit_judgment`` by default)."""
     received = {user.pk: [] for user in annotators}
     active = list(annotators)
     clock = timezone.now()
@@ -47,5 +48,9 @@ def judge_all(campaign: Campaign, annotators, answer_of, url: str = URL, ms_of=N
             item = Item.objects.get(pk=assignment.item_id)
             received[user.pk].append(item.pk)
             clock += timedelta(milliseconds=ms_of(item, user) if ms_of else 5000)
-            submit_judgment(item, user, answer_of(item, user), url, now=clock)
+            (submit or _submit)(item, user, answer_of(item, user), url, clock)
     return received
+
+
+def _submit(item, user, answer, url, now):
+    submit_judgment(item, user, answer, url, now=now)

@@ -6,11 +6,13 @@ import io
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Item, Role
+from annotation.models import Assignment, Item, Role
 from annotation.selectors.quality import adjudication_case
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.campaigns import create_campaign
 from annotation.services.consistency import check_campaign
+from annotation.services.judging import submit_judgment
+from annotation.services.submit_sql import submit_for_api
 from tests._annotation_quality_support import judge_all
 from tests._annotation_support import tiny_pool, users
 
@@ -35,18 +37,30 @@ def answers(plan):
     return lambda item, user: plan[(item.head.key, item.relation.key, item.tail.key)]
 
 
+def api_submit(item, user, answer, url, now):
+    """An answer as the API's submit gives it (``submit_for_api``: on PostgreSQL the few-statement path, whose
+    first statement reads the check's unchanging facts; elsewhere ``submit_judgment``)."""
+    hand_out = Assignment.objects.get(item=item, user=user, kind=Assignment.Kind.JUDGE).pk
+    if submit_for_api(item.campaign.name, hand_out, user, answer, url, now=now) is None:
+        submit_judgment(item, user, answer, url, now=now)
+
+
+SUBMITS = {"service": None, "api": api_submit}
+
+
 def flags_of(campaign):
     return {(i.head.key, i.tail.key): (i.status, sorted(i.flags)) for i in Item.objects.filter(campaign=campaign).select_related("head", "tail")}
 
 
 @pytest.mark.django_db
-def test_contradictions_are_flagged_and_go_to_adjudication(pool):
+@pytest.mark.parametrize("path", list(SUBMITS))
+def test_contradictions_are_flagged_and_go_to_adjudication(pool, path):
     campaign = create_campaign("c1", pool)
     a, b = users(campaign, Role.ANNOTATOR, 2)
     (judge,) = users(campaign, Role.ADJUDICATOR, 1)
     plan = {("fr", "capital", "lyon"): "Y", ("fr", "capital", "nice"): "N", ("c0", "capital", "k0"): "N",
             ("lyon", "capital", "k1"): "Y", ("nice", "capital", "k1"): "Y", ("paris", "likes", "lyon"): "Y"}
-    judge_all(campaign, [a, b], answers(plan))
+    judge_all(campaign, [a, b], answers(plan), submit=SUBMITS[path])
     flags = flags_of(campaign)
     # a yes for (fr, capital, ?) although the test answer paris is yes (1-1: one answer): agreed but flagged
     assert flags[("fr", "lyon")] == ("conflict", ["single_answer:tail"])
@@ -72,7 +86,8 @@ def test_contradictions_are_flagged_and_go_to_adjudication(pool):
 
 
 @pytest.mark.django_db
-def test_same_triple_judged_differently_in_two_campaigns(pool):
+@pytest.mark.parametrize("path", list(SUBMITS))
+def test_same_triple_judged_differently_in_two_campaigns(pool, path):
     first = create_campaign("round1", pool)
     a, b = users(first, Role.ANNOTATOR, 2)
     plan = {key: "N" for key in ENTRIES}
@@ -82,7 +97,7 @@ def test_same_triple_judged_differently_in_two_campaigns(pool):
     c, d = users(second, Role.ANNOTATOR, 2)
     plan2 = dict(plan)
     plan2[("paris", "likes", "lyon")] = "Y"
-    judge_all(second, [c, d], answers(plan2))
+    judge_all(second, [c, d], answers(plan2), submit=SUBMITS[path])
     flags = flags_of(second)
     assert flags[("paris", "lyon")] == ("conflict", ["cross_campaign:round1"])
     assert flags[("fr", "nice")] == ("agreed", [])

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Assignment, Item, Role
 from annotation.selectors.web import item_view
+from annotation.services.campaigns import create_campaign
 from annotation.services.consistency import relation_categories_by_pk
 from annotation.services.distribution import _first_free_item, next_item
 from pooling.models import PoolHit, Question
@@ -115,11 +116,13 @@ def test_next_item_request_costs_a_fixed_number_of_queries(tmp_path, settings, p
 
 
 #: submit on the fast path (PostgreSQL): the item locked with the campaign, the API token checked (its active user
-#: must be the hand-out's), the role, the hand-out and the judgments read; one statement writing the judgment, its
-#: history row, the hand-out and the item; then the consistency check's reads in one statement (after the commit,
-#: as before), for a "yes" as for a "no" (which also asks whether the KG states the triple). SQLite takes
-#: submit_judgment.
-SUBMIT_FAST = {"postgresql": 3}
+#: must be the hand-out's), the role, the hand-out, the judgments and the consistency check's unchanging facts read
+#: (the KG's splits stating the triple, whether another campaign has it); one statement writing the judgment, its
+#: history row, the hand-out and the item. The check's reads after the commit (one statement) only when something
+#: there can contradict the answer: another campaign's item of the triple, or a single-answer question for a "yes"
+#: (SUBMIT_FAST_READING). SQLite takes submit_judgment.
+SUBMIT_FAST = {"postgresql": 2}
+SUBMIT_FAST_READING = {"postgresql": 3}
 
 
 @pytest.mark.parametrize("answer", ["Y", "N"])
@@ -151,6 +154,27 @@ def test_submit_request_costs_a_fixed_number_of_queries(tmp_path, settings, path
     # judgment insert, its history row (LabelVersion, issue 13), assignment and item updates, savepoint/commit,
     # then the consistency check's reads
     assert max(counts[0]) <= 15, counts
+
+
+@pytest.mark.parametrize("answer", ["Y", "N"])
+def test_a_submit_reads_after_its_commit_when_another_campaign_has_the_triple(tmp_path, settings, answer):
+    """The cross-campaign read runs after the commit, as before, whenever another campaign on the KG has an item
+    of the triple (here: a second campaign over the same pool)."""
+    if connection.vendor not in SUBMIT_FAST:
+        pytest.skip("PostgreSQL only: the few-statement submit")
+    settings.KGPOOL_JUDGING_PATH = "fast"
+    campaign = star_campaign(tmp_path, items=4, name="first")
+    create_campaign("second", campaign.pool, reuse=False)
+    relation_categories_by_pk(campaign.pool.sample.kg)
+    (annotator,) = users(campaign, Role.ANNOTATOR, 1)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
+    hand_out = client.post(f"/api/campaigns/{campaign.name}/next-item/").json()["hand_out"]
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(f"/api/campaigns/{campaign.name}/hand-outs/{hand_out}/judgment/",
+                               {"answer": answer, "source_url": "https://en.wikipedia.org/wiki/X"}, format="json")
+    assert response.status_code == 201, response.content
+    assert statements(queries) == SUBMIT_FAST_READING[connection.vendor]
 
 
 @pytest.mark.parametrize("path", ["fast", "legacy"])

@@ -92,11 +92,25 @@ def _apply(found: dict[int, set[str]], report: ConsistencyReport) -> None:
             flag_for_adjudication(Item(pk=pk), flag)
 
 
-def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Campaign | None = None) -> ConsistencyReport:
+@dataclass(frozen=True)
+class KnownFacts:
+    """What the check would read that cannot change while a submit runs, read by the submit's first statement
+    (``services/submit_sql``): the KG's splits stating the item's triple (a KG never changes after its import), and
+    whether any other campaign on the KG has an item of the triple (items are made with their campaign; a campaign
+    made in the milliseconds of one submit holds no final label of the triple yet). Without such an item the
+    cross-campaign read finds nothing, so a submit runs no statement after its commit unless a single-answer
+    question asks for the other "yes" answers (issue 21: one round trip less per submit)."""
+
+    kg_states: tuple[str, ...]
+    shared_elsewhere: bool
+
+
+def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Campaign | None = None,
+                   known: KnownFacts | None = None) -> ConsistencyReport:
     """Check one judgment (called by ``submit_judgment`` after its write) and flag what contradicts it.
 
     ``item`` / ``campaign``: the judged item and its campaign when the caller has them (the submit path does),
-    which spares re-reading them."""
+    which spares re-reading them; ``known``: what the caller read already (``KnownFacts``)."""
     report = ConsistencyReport(judgments=1)
     if item is None or campaign is None:
         item = Item.objects.select_related("campaign__pool__sample__kg").get(pk=judgment.item_id)
@@ -106,8 +120,17 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
     kg = campaign.pool.sample.kg
     sides = tuple(single_answer_sides(relation_categories_by_pk(kg).get(item.relation_id, "N-N"))) \
         if judgment.answer == Label.YES else ()
-    read = _judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
-                           campaign.pk, campaign.pool.sample_id, kg.pk)
+    if known is None:
+        read = _judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
+                               campaign.pk, campaign.pool.sample_id, kg.pk)
+    else:
+        read = {"cross_campaign": []}
+        if sides or known.shared_elsewhere:
+            read.update(_judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
+                                        campaign.pk, campaign.pool.sample_id, kg.pk, kg_states=False,
+                                        cross=known.shared_elsewhere))
+        if judgment.answer == Label.NO:
+            read["kg_states"] = list(known.kg_states)
     found: dict[int, set[str]] = defaultdict(set)
     for side in sides:
         yes_items = set(read[f"yes_{side}"])
@@ -124,44 +147,54 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
 
 
 def _judgment_reads(answer: str, sides: tuple[int, ...], item_id: int, h: int, r: int, t: int, campaign_id: int,
-                    sample_id: int, kg_id: int) -> dict[str, list]:
+                    sample_id: int, kg_id: int, *, kg_states: bool = True, cross: bool = True) -> dict[str, list]:
     """What contradicts an answer ``answer`` to the item (h, r, t), by read: ``yes_<side>`` the other "yes"
     items of the single-answer question on that side, ``sample_<side>`` a sampled triple answering it,
     ``kg_states`` the KG's splits stating the triple (a "no"), ``cross_campaign`` the other campaigns whose
     final label of the triple differs. On PostgreSQL in one statement compiled once per process and shape (the
     submit's hot path, issue 21: the ORM's building cost more CPU than the reads); elsewhere one query each."""
-    values = dict(h=h, r=r, t=t, campaign_id=campaign_id, kg_id=kg_id, answer_value=answer)
-    if sides:  # only the single-answer reads use these: the compiled statement takes every value as a parameter
-        values.update(item_id=item_id, sample_id=sample_id)
+    kg_states = kg_states and answer == Label.NO
+    # exactly the values the reads use: the compiled statement takes every value as a parameter
+    values = dict(h=h, r=r, t=t)
+    if sides:
+        values.update(item_id=item_id, sample_id=sample_id, campaign_id=campaign_id)
+    if kg_states or cross:
+        values.update(kg_id=kg_id)
+    if cross:
+        values.update(campaign_id=campaign_id, answer_value=answer)
+    shape = dict(kg_states=kg_states, cross=cross)
     connection = connections[router.db_for_read(Item)]
     if connection.vendor != "postgresql":
-        return {name: list(queryset) for name, queryset in _reads(answer, sides, **values).items()}
+        return {name: list(queryset) for name, queryset in _reads(answer, sides, **shape, **values).items()}
     keys = list(values)
 
     def build(*stand_ins: object) -> tuple[str, list]:
         sql, params = [], []
-        for queryset in _reads(answer, sides, **dict(zip(keys, stand_ins))).values():
+        for queryset in _reads(answer, sides, **shape, **dict(zip(keys, stand_ins))).values():
             inner, inner_params = queryset_sql(queryset)
             sql.append(f"ARRAY({inner})")
             params += inner_params
         return f"SELECT {', '.join(sql)}", params
 
-    names = _read_names(answer, sides)  # without building the querysets: that is what compiling spares
-    sql, params = compiled(("consistency", connection.alias, answer, sides), build, *values.values())
+    names = _read_names(answer, sides, **shape)  # without building the querysets: that is what compiling spares
+    sql, params = compiled(("consistency", connection.alias, answer, sides, kg_states, cross), build, *values.values())
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return dict(zip(names, row))
 
 
-def _read_names(answer: str, sides: tuple[int, ...]) -> list[str]:
+def _read_names(answer: str, sides: tuple[int, ...], *, kg_states: bool = True, cross: bool = True) -> list[str]:
     """The names of ``_reads``, in its order."""
     names = [name for side in sides for name in (f"yes_{side}", f"sample_{side}")]
-    return [*names, *(["kg_states"] if answer == Label.NO else []), "cross_campaign"]
+    if kg_states and answer == Label.NO:
+        names.append("kg_states")
+    return [*names, "cross_campaign"] if cross else names
 
 
-def _reads(answer: str, sides: tuple[int, ...], *, h: int, r: int, t: int, campaign_id: int, kg_id: int,
-           answer_value: str, item_id: int | None = None, sample_id: int | None = None) -> dict[str, QuerySet]:
+def _reads(answer: str, sides: tuple[int, ...], *, h: int, r: int, t: int, campaign_id: int | None = None,
+           kg_id: int | None = None, answer_value: str = "", item_id: int | None = None, sample_id: int | None = None,
+           kg_states: bool = True, cross: bool = True) -> dict[str, QuerySet]:
     """``_judgment_reads``'s querysets (one column each, no ordering: each becomes an ARRAY on PostgreSQL)."""
     reads: dict[str, QuerySet] = {}
     for side in sides:
@@ -177,16 +210,19 @@ def _reads(answer: str, sides: tuple[int, ...], *, h: int, r: int, t: int, campa
             SampleTriple.objects.filter(same, sample_id=sample_id, relation_id=r).exclude(head_id=h, tail_id=t)
             .order_by().values_list("pk", flat=True)[:1]
         )
-    if answer == Label.NO:
+    if kg_states and answer == Label.NO:
         reads["kg_states"] = (Triple.objects.filter(kg_id=kg_id, head_id=h, relation_id=r, tail_id=t)
                               .order_by().values_list("split", flat=True).distinct())
+    if not cross:
+        assert list(reads) == _read_names(answer, sides, kg_states=kg_states, cross=cross)
+        return reads
     reads["cross_campaign"] = (
         Item.objects.filter(campaign__pool__sample__kg_id=kg_id, head_id=h, relation_id=r, tail_id=t, is_gold=False,
                             status__in=FINAL_STATUSES)
         .exclude(campaign_id=campaign_id).exclude(label="").exclude(label=answer_value)
         .order_by().values_list("campaign__name", flat=True).distinct()
     )
-    assert list(reads) == _read_names(answer, sides)
+    assert list(reads) == _read_names(answer, sides, kg_states=kg_states, cross=cross)
     return reads
 
 

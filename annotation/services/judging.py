@@ -154,7 +154,7 @@ def after_judgment(judgment: Judgment, locked: Item, campaign) -> None:
         # Outside the item's transaction: the check locks each item it flags in turn (one lock at a time).
         from annotation.services.consistency import check_judgment
 
-        check_judgment(judgment, item=locked, campaign=campaign)
+        check_judgment(judgment, item=locked, campaign=campaign, known=getattr(locked, "known_facts", None))
     return judgment
 
 

@@ -6,7 +6,9 @@ settings, its KG, whether the user is an annotator, the hand-out and the judgmen
 the same query (``_locked_item``: valid when the item did not change while the query waited for its lock, else
 (2) read again after the lock, one query); (3) one statement that stores the
 judgment and its history row, closes the hand-out and saves the item's counters and derived state. After the
-transaction, the consistency check as before. Other databases take ``submit_judgment`` itself.
+transaction, the consistency check as before, given the facts (1) read that a submit cannot change
+(``consistency.KnownFacts``): it runs its statement only when something there can contradict the answer.
+Other databases take ``submit_judgment`` itself.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Judgment, LabelVersion, Membership, Role
+from annotation.services.consistency import KnownFacts
 from annotation.services.judging import (
     after_judgment,
     check_comment,
@@ -30,7 +33,7 @@ from annotation.services.judging import (
 from annotation.services.label_history import submitted_version
 from kgpool.rawrows import columns, from_row
 from kgpool.security import OfferedToken, token_user_from_row, token_user_sql
-from pooling.models import KnowledgeGraph, Pool, Sample
+from pooling.models import KnowledgeGraph, Pool, Sample, Triple
 
 _JUDGMENT_FIELDS = list(Judgment._meta.concrete_fields)
 
@@ -112,7 +115,9 @@ def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | No
     sample.kg, pool.sample, campaign.pool, locked.campaign = kg, sample, pool, campaign
     locked.caller = caller
     locked.hand_out_state, locked.handed_out_at, locked.expires_at, locked.judged = rest[:4]
-    locked.locked_version, locked.snapshot_version = rest[4:]
+    locked.locked_version, locked.snapshot_version = rest[4:6]
+    splits, shared_elsewhere = rest[6:]
+    locked.known_facts = KnownFacts(tuple(splits or ()), bool(shared_elsewhere))  # for the consistency check
     return locked
 
 
@@ -136,13 +141,22 @@ def _locked_item_sql(by_request_id: bool, by_token: bool) -> str:
     if by_request_id:  # request_id <> '': the condition of the (user, request_id) index, so it is used
         read += (f" UNION SELECT jsonb_build_object({judged})::text FROM {judgment} j WHERE j.withdrawn_at IS NULL "
                  f"AND j.user_id = {user} AND j.request_id = %s AND NOT (j.request_id = '')")
+    # the consistency check's facts that a submit cannot change (consistency.KnownFacts)
+    kg_states = (f"SELECT DISTINCT kt.split FROM {Triple._meta.db_table} kt WHERE kt.kg_id = s.kg_id "
+                 f"AND kt.head_id = i.head_id AND kt.relation_id = i.relation_id AND kt.tail_id = i.tail_id")
+    elsewhere = (f"SELECT 1 FROM {item} oi JOIN {Campaign._meta.db_table} oc ON oc.id = oi.campaign_id "
+                 f"JOIN {Pool._meta.db_table} op ON op.id = oc.pool_id JOIN {Sample._meta.db_table} os "
+                 f"ON os.id = op.sample_id WHERE oi.head_id = i.head_id AND oi.relation_id = i.relation_id "
+                 f"AND oi.tail_id = i.tail_id AND oi.campaign_id <> i.campaign_id AND NOT oi.is_gold "
+                 f"AND os.kg_id = s.kg_id")
     return (
         f"SELECT {loaded}, {token_columns + ', ' if by_token else ''}a.user_id, "
         f"EXISTS (SELECT 1 FROM {Membership._meta.db_table} m WHERE m.campaign_id = i.campaign_id "
         f"AND m.user_id = {user} AND m.role = %s), "
         f"a.state, a.handed_out_at, a.expires_at, "
         f"ARRAY({read}), "
-        f"i.xmin::text, (SELECT xmin::text FROM {item} AS snapshot WHERE snapshot.id = i.id) "
+        f"i.xmin::text, (SELECT xmin::text FROM {item} AS snapshot WHERE snapshot.id = i.id), "
+        f"ARRAY({kg_states}), EXISTS ({elsewhere}) "
         f"FROM {item} i JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id "
         f"JOIN {Assignment._meta.db_table} a ON a.item_id = i.id {token_joins} "
         f"JOIN {Pool._meta.db_table} p ON p.id = c.pool_id JOIN {Sample._meta.db_table} s ON s.id = p.sample_id "
