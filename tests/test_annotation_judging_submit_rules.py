@@ -28,7 +28,8 @@ def calls(monkeypatch):
     """The calls after_judgment makes, recorded instead of run."""
     seen: dict[str, list] = {"label_final": [], "check_judgment": []}
     monkeypatch.setattr(judging_order, "label_final", lambda campaign: seen["label_final"].append(campaign.pk))
-    def check_judgment(judgment, *, item, campaign):
+    def check_judgment(judgment, *, item, campaign, known=None):
+        assert known is None  # submit_judgment reads no facts ahead (the API's few-statement submit does)
         seen["check_judgment"].append((judgment.pk, item.pk, item.status, campaign.pk))
 
     monkeypatch.setattr(consistency, "check_judgment", check_judgment)
