@@ -7,7 +7,7 @@ what it can answer exactly as the full stack would, and hands everything else to
 
 - a POST that the URLconf routes to the next-item or judgment view (/api/ and /api/v1/), no query string, no cookie, an
   ``Authorization: Token`` header, an allowed Host, a JSON body (submit), an Accept that DRF answers with JSON,
-  no HTTPS redirect due;
+  no HTTPS redirect due, and no middleware in settings.MIDDLEWARE that it was not written for (``KNOWN_MIDDLEWARE``);
 - then the shared hot-path functions (``api/hot_path``) on PostgreSQL; when they return None (invalid token, not
   an annotator, not the caller's hand-out, another database) or a service refuses (400 / 409), the request goes to
   Django, which answers it as always: the lane wrote nothing (a refusal rolls its transaction back).
@@ -44,7 +44,7 @@ from annotation.api.hot_path import Answered, fast_next_item, fast_submit
 from annotation.api.views import NextItem, SubmitJudgment
 from annotation.models import Item
 from annotation.services.errors import AnnotationError
-from kgpool.middleware import ContentSecurityPolicyMiddleware, counted_queries
+from kgpool.middleware import QUERY_COUNT_HEADER, ContentSecurityPolicyMiddleware, counted_queries
 from kgpool.security import offered_token
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,22 @@ logger = logging.getLogger(__name__)
 LANE = "fast"  # KGPOOL_JUDGING_PATH: the lane serves; "drf" / "legacy" leave every request to Django
 #: the response middleware (settings.MIDDLEWARE) whose headers an API answer gets, applied in MIDDLEWARE's
 #: (reverse) order; the others add nothing to a token request's answer (tests/test_annotation_judging_lane.py)
-RESPONSE_MIDDLEWARE = (XFrameOptionsMiddleware, CommonMiddleware, SecurityMiddleware)
+RESPONSE_MIDDLEWARE = (XFrameOptionsMiddleware, CommonMiddleware, SecurityMiddleware, ContentSecurityPolicyMiddleware)
+#: the middleware the lane was written for: with any other in settings.MIDDLEWARE (which may refuse requests or set
+#: headers the lane knows nothing of) it steps aside and Django answers every request
+KNOWN_MIDDLEWARE = frozenset({
+    "kgpool.middleware.QueryCountMiddleware",
+    "kgpool.middleware.ContentSecurityPolicyMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
+})
 _ACCEPTED = frozenset({"", "*/*", "application/json", "application/*"})  # DRF renders JSON for these
 
 
@@ -120,16 +135,14 @@ class JudgingLane:
         for name, value in self._view_headers(view).items():
             response[name] = value
         if queries is not None:
-            response[queries.header] = str(queries.count)
-        for middleware in self.middleware():
+            response[QUERY_COUNT_HEADER] = str(queries.count)
+        for middleware in self._response_middleware():
             response = middleware.process_response(request, response)
         return response
 
-    def middleware(self) -> list:
+    def _response_middleware(self) -> list:
         if self._middleware is None:
-            unused = _unused_get_response
-            self._middleware = [cls(unused) for cls in RESPONSE_MIDDLEWARE]
-            self._middleware.append(_ContentSecurityPolicy(ContentSecurityPolicyMiddleware(unused)))
+            self._middleware = [cls(_unused_get_response) for cls in RESPONSE_MIDDLEWARE]
         return self._middleware
 
     def _view_headers(self, view: type) -> dict[str, str]:
@@ -143,19 +156,11 @@ def _unused_get_response(request):  # the lane calls only process_response
     raise AssertionError("not called")
 
 
-class _ContentSecurityPolicy:
-    def __init__(self, middleware: ContentSecurityPolicyMiddleware):
-        self.middleware = middleware
-
-    def process_response(self, request, response: HttpResponse) -> HttpResponse:
-        return self.middleware.add_policy(response)
-
-
 def _candidate(environ: dict) -> bool:
     """Cheap checks on the raw request before anything is built."""
     if environ.get("REQUEST_METHOD") != "POST" or environ.get("QUERY_STRING") or "HTTP_COOKIE" in environ:
         return False
-    if settings.KGPOOL_JUDGING_PATH != LANE:
+    if settings.KGPOOL_JUDGING_PATH != LANE or not KNOWN_MIDDLEWARE.issuperset(settings.MIDDLEWARE):
         return False
     if not environ.get("HTTP_AUTHORIZATION", "")[:6].lower() == "token ":
         return False

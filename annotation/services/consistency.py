@@ -120,17 +120,13 @@ def check_judgment(judgment: Judgment, *, item: Item | None = None, campaign: Ca
     kg = campaign.pool.sample.kg
     sides = tuple(single_answer_sides(relation_categories_by_pk(kg).get(item.relation_id, "N-N"))) \
         if judgment.answer == Label.YES else ()
-    if known is None:
-        read = _judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
-                               campaign.pk, campaign.pool.sample_id, kg.pk)
-    else:
-        read = {"cross_campaign": []}
-        if sides or known.shared_elsewhere:
-            read.update(_judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
-                                        campaign.pk, campaign.pool.sample_id, kg.pk, kg_states=False,
-                                        cross=known.shared_elsewhere))
-        if judgment.answer == Label.NO:
-            read["kg_states"] = list(known.kg_states)
+    # what is left to read: everything, or (``known``) the other "yes" answers and other campaigns' labels
+    cross = known is None or known.shared_elsewhere
+    stated = list(known.kg_states) if known is not None and judgment.answer == Label.NO else []  # a "no" only
+    read = {"cross_campaign": [], "kg_states": stated}
+    if sides or cross:  # always without ``known`` (cross)
+        read.update(_judgment_reads(judgment.answer, sides, item.pk, item.head_id, item.relation_id, item.tail_id,
+                                    campaign.pk, campaign.pool.sample_id, kg.pk, kg_states=known is None, cross=cross))
     found: dict[int, set[str]] = defaultdict(set)
     for side in sides:
         yes_items = set(read[f"yes_{side}"])
@@ -213,15 +209,13 @@ def _reads(answer: str, sides: tuple[int, ...], *, h: int, r: int, t: int, campa
     if kg_states and answer == Label.NO:
         reads["kg_states"] = (Triple.objects.filter(kg_id=kg_id, head_id=h, relation_id=r, tail_id=t)
                               .order_by().values_list("split", flat=True).distinct())
-    if not cross:
-        assert list(reads) == _read_names(answer, sides, kg_states=kg_states, cross=cross)
-        return reads
-    reads["cross_campaign"] = (
-        Item.objects.filter(campaign__pool__sample__kg_id=kg_id, head_id=h, relation_id=r, tail_id=t, is_gold=False,
-                            status__in=FINAL_STATUSES)
-        .exclude(campaign_id=campaign_id).exclude(label="").exclude(label=answer_value)
-        .order_by().values_list("campaign__name", flat=True).distinct()
-    )
+    if cross:
+        reads["cross_campaign"] = (
+            Item.objects.filter(campaign__pool__sample__kg_id=kg_id, head_id=h, relation_id=r, tail_id=t,
+                                is_gold=False, status__in=FINAL_STATUSES)
+            .exclude(campaign_id=campaign_id).exclude(label="").exclude(label=answer_value)
+            .order_by().values_list("campaign__name", flat=True).distinct()
+        )
     assert list(reads) == _read_names(answer, sides, kg_states=kg_states, cross=cross)
     return reads
 
