@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 from bench.load_server import (  # noqa: E402 - shared with the replay (load_published)
     Server,
     ServerCpu,
+    StandInAutovacuum,
     Stats,
     cpu_model,
     recreate_database,
@@ -235,45 +236,52 @@ def main_load(args) -> int:
     cpu_per_request: dict[tuple[str, int, int], float] = {}
     # one server per judging path, the same campaign: the paths compared in one run; with --rounds the paths take
     # turns, round after round, so that a drift of the machine falls on every path alike
-    for r, path in ((r, path) for r in rounds for path in paths):
-        label = f"{path or 'default'}{f' #{r}' if args.rounds > 1 else ''}"
-        judging_path, next_in_submit = judging_path_and_mode(path, args.next_in_submit)
-        server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log",
-                        judging_path)
-        cpu = None
-        try:
-            server.wait_ready()
-            print(f"gunicorn: {args.workers} workers on {server.url}, judging path {judging_path or 'default'}"
-                  f"{' (each submit asks for the next hand-out)' if next_in_submit else ''}; "
-                  f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
-                  flush=True)
-            warm_tokens = all_tokens[(path, max(args.levels), r)][: 4 * args.workers]
-            asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
-            print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)", flush=True)
-            cpu = ServerCpu(database_url, server.proc.pid)
-            for n in args.levels:
-                before = cpu.snapshot()
-                stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n, r)], args.seconds,
-                                                       args.max_requests, args.seed + n, args.think,
-                                                       next_in_submit))
-                after = cpu.snapshot()
-                spent, lost = ServerCpu.spent(before, after)
-                web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
-                rows += report_level(f"{label} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
-                cpu_per_request[(path or "default", n, r)] = 1000 * spent / max(stats.requests, 1)
-                accepted.update(stats.accepted)
-                accepted_count += stats.accepted_count
-                if stats.errors:
-                    failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
-                print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s "
-                      f"(gunicorn {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
-                      f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
-                      f"{1000 * spent / max(stats.accepted_count, 1):.2f} ms per judged item "
-                      f"({stats.accepted_count} accepted submits); load average {os.getloadavg()[0]:.1f}", flush=True)
-        finally:
-            if cpu is not None:
-                cpu.close()
-            server.stop()
+    analyzer = StandInAutovacuum(database_url, args.analyze_every)
+    try:
+        for r, path in ((r, path) for r in rounds for path in paths):
+            label = f"{path or 'default'}{f' #{r}' if args.rounds > 1 else ''}"
+            judging_path, next_in_submit = judging_path_and_mode(path, args.next_in_submit)
+            server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log",
+                            judging_path)
+            cpu = None
+            try:
+                server.wait_ready()
+                print(f"gunicorn: {args.workers} workers on {server.url}, judging path {judging_path or 'default'}"
+                      f"{' (each submit asks for the next hand-out)' if next_in_submit else ''}; "
+                      f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
+                      flush=True)
+                warm_tokens = all_tokens[(path, max(args.levels), r)][: 4 * args.workers]
+                asyncio.run(warm_up(server.url, campaign.name, warm_tokens, rounds=3))
+                print(f"warm-up: 3 rounds of {len(warm_tokens)} concurrent read-only requests (not measured)",
+                      flush=True)
+                cpu = ServerCpu(database_url, server.proc.pid)
+                for n in args.levels:
+                    before = cpu.snapshot()
+                    stats, elapsed = asyncio.run(run_level(server.url, campaign.name, all_tokens[(path, n, r)],
+                                                           args.seconds,
+                                                           args.max_requests, args.seed + n, args.think,
+                                                           next_in_submit))
+                    after = cpu.snapshot()
+                    spent, lost = ServerCpu.spent(before, after)
+                    web, _lost = ServerCpu.spent(before, after, only=cpu.web_pids())
+                    rows += report_level(f"{label} {n}".ljust(12), stats, elapsed, cpu_seconds=spent)
+                    cpu_per_request[(path or "default", n, r)] = 1000 * spent / max(stats.requests, 1)
+                    accepted.update(stats.accepted)
+                    accepted_count += stats.accepted_count
+                    if stats.errors:
+                        failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
+                    print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s "
+                          f"(gunicorn {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
+                          f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
+                          f"{1000 * spent / max(stats.accepted_count, 1):.2f} ms per judged item "
+                          f"({stats.accepted_count} accepted submits); load average {os.getloadavg()[0]:.1f}",
+                          flush=True)
+            finally:
+                if cpu is not None:
+                    cpu.close()
+                server.stop()
+    finally:
+        analyzer.stop()
     print()
     print(f"CPU: {cpu_model()}; queries: SQL statements per request (X-Kgpool-Queries); CPU ms: gunicorn + "
           f"PostgreSQL CPU per request")
@@ -340,8 +348,8 @@ def parse(argv=None):
                         help="--published: a next-item request per item (default: each submit asks for the next "
                              "hand-out in its answer, one round trip per item)")
     parser.add_argument("--analyze-every", type=float, default=30.0,
-                        help="--published, where the server's autovacuum is off: seconds between ANALYZEs of the "
-                             "judging tables (what autovacuum would do; 0: never)")
+                        help="where the server's autovacuum is off: seconds between ANALYZEs of the judging tables, "
+                             "after one of the whole database (what autovacuum would do; 0: never)")
     return parser.parse_args(argv)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.load_server import (  # noqa: E402 - the same server, statistics and database set-up
+    StandInAutovacuum,
     Server,
     Stats,
     recreate_database,
@@ -477,42 +478,6 @@ def _merge(into: Stats, more: Stats) -> None:
     into.accepted.update(more.accepted)
     into.accepted_count += more.accepted_count
     into.requests += more.requests
-
-
-class StandInAutovacuum:
-    """Where the server runs with autovacuum off (this machine's PostgreSQL does), ANALYZE the judging tables
-    every ``every`` seconds, as autovacuum would: the replay fills them from empty in minutes, and with the
-    statistics of an empty table the planner picks the wrong index (the submit's request-id look-up walked
-    every judgment of the user). 0: never; nothing is done where autovacuum is on."""
-
-    TABLES = "annotation_judgment, annotation_assignment, annotation_item, annotation_labelversion"
-
-    def __init__(self, database_url: str, every: float) -> None:
-        import threading
-
-        import psycopg
-
-        self.stopped = threading.Event()
-        self.thread = None
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            off = conn.execute("SHOW autovacuum").fetchone()[0] == "off"
-        if off and every > 0:
-            print(f"PostgreSQL runs with autovacuum off: the judging tables are analyzed every {every:g} s "
-                  f"(--analyze-every 0 to skip)", flush=True)
-            self.thread = threading.Thread(target=self._run, args=(database_url, every), daemon=True)
-            self.thread.start()
-
-    def _run(self, database_url: str, every: float) -> None:
-        import psycopg
-
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            while not self.stopped.wait(every):
-                conn.execute(f"ANALYZE {self.TABLES}")
-
-    def stop(self) -> None:
-        self.stopped.set()
-        if self.thread is not None:
-            self.thread.join()
 
 
 def main_published(args) -> int:

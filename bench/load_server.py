@@ -81,7 +81,8 @@ class ServerCpu:
 
     def db_pids(self) -> list[int]:
         return [row[0] for row in self.conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.db_name,))]
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid() "
+            "AND application_name <> %s", (self.db_name, StandInAutovacuum.APPLICATION))]
 
     def snapshot(self) -> dict[int, float]:
         seconds = {pid: _process_cpu_seconds(pid) for pid in self.pids()}
@@ -96,6 +97,46 @@ class ServerCpu:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class StandInAutovacuum:
+    """Where the server runs with autovacuum off (this machine's PostgreSQL does), ANALYZE the whole database once
+    (the set-up's bulk load) and the judging tables every ``every`` seconds, as autovacuum would: the runs fill
+    them from empty in minutes, and with the statistics of an empty table the planner picks the wrong index (the
+    submit's request-id look-up walked every judgment of the user). 0: never; nothing is done where autovacuum is
+    on. Its connection is named ``APPLICATION``, which ServerCpu leaves out of the server's CPU."""
+
+    TABLES = "annotation_judgment, annotation_assignment, annotation_item, annotation_labelversion"
+    APPLICATION = "kgpool-bench-analyze"
+
+    def __init__(self, database_url: str, every: float) -> None:
+        import threading
+
+        import psycopg
+
+        self.stopped = threading.Event()
+        self.thread = None
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            off = conn.execute("SHOW autovacuum").fetchone()[0] == "off"
+        if off and every > 0:
+            with psycopg.connect(database_url, autocommit=True, application_name=self.APPLICATION) as conn:
+                conn.execute("ANALYZE")
+            print(f"PostgreSQL runs with autovacuum off: the database was analyzed, the judging tables are "
+                  f"analyzed every {every:g} s (--analyze-every 0 to skip)", flush=True)
+            self.thread = threading.Thread(target=self._run, args=(database_url, every), daemon=True)
+            self.thread.start()
+
+    def _run(self, database_url: str, every: float) -> None:
+        import psycopg
+
+        with psycopg.connect(database_url, autocommit=True, application_name=self.APPLICATION) as conn:
+            while not self.stopped.wait(every):
+                conn.execute(f"ANALYZE {self.TABLES}")
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
 
 
 def setup_django(database_url: str, var_dir: str) -> None:

@@ -9,3 +9,6 @@ class KgpoolConfig(AppConfig):
 
     def ready(self) -> None:
         from kgpool import checks  # noqa: F401 - registers the checks
+        from kgpool.rawrows import cache_long_statements
+
+        cache_long_statements()

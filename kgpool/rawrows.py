@@ -30,3 +30,19 @@ def from_row(connection, model, values: tuple):
 def columns(model, alias: str) -> str:
     """``alias.column, ...`` of the model's concrete fields, in ``from_row``'s order."""
     return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
+
+
+#: psycopg caches the conversion of a query's %s placeholders to $n per query text up to this length
+STATEMENT_CACHE_LENGTH = 8192
+
+
+def cache_long_statements(length: int = STATEMENT_CACHE_LENGTH) -> None:
+    """Let psycopg cache the placeholder conversion of statements up to ``length`` characters (its default, 4096,
+    is below next-item's claim statement, 4,700: each request re-parsed it, 50-100 us of CPU). The constant is
+    psycopg's own (psycopg._queries, 3.1-3.3); where a psycopg has no such constant this does nothing."""
+    try:
+        from psycopg import _queries
+    except ImportError:  # SQLite-only installs
+        return
+    if getattr(_queries, "MAX_CACHED_STATEMENT_LENGTH", length) < length:
+        _queries.MAX_CACHED_STATEMENT_LENGTH = length

@@ -81,6 +81,14 @@ def token_user_sql(user_column: str) -> tuple[str, str]:
     return f"{columns(Token, 'tk')}, {columns(user_model, 'tu')}", joins
 
 
+def token_user_id_sql() -> str:
+    """A sub-select of the user id of the token whose key is its one parameter (none: NULL), for a statement
+    that must look its rows up by that user rather than join every candidate to the token."""
+    from rest_framework.authtoken.models import Token
+
+    return f"SELECT ot.user_id FROM {Token._meta.db_table} ot WHERE ot.key = %s"
+
+
 def token_user_from_row(connection, values: tuple) -> tuple[object, object, tuple]:
     """(user, token, the rest of ``values``) from a row whose first columns are ``token_user_sql``'s."""
     from rest_framework.authtoken.models import Token

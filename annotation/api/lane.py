@@ -41,6 +41,7 @@ from rest_framework.renderers import JSONRenderer
 
 from annotation.api import serializers as s
 from annotation.api.hot_path import Answered, fast_next_item, fast_submit
+from annotation.api.plain_validation import plain_validated
 from annotation.api.views import NextItem, SubmitJudgment
 from annotation.models import Item
 from annotation.services.errors import AnnotationError
@@ -180,6 +181,9 @@ def _judgment_data(request: WSGIRequest) -> dict | None:
         raw = JSONParser().parse(io.BytesIO(request.body), "application/json", context)
     except ParseError:
         return None
+    plain = plain_validated(s.JudgmentIn, raw)  # the usual body, without DRF's field machinery
+    if plain is not None:
+        return plain
     data = s.JudgmentIn(data=raw)
     return dict(data.validated_data) if data.is_valid() else None
 

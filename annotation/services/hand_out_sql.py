@@ -47,7 +47,7 @@ from annotation.services.distribution import (
     release_expired,
 )
 from kgpool.rawrows import columns, from_row
-from kgpool.security import OfferedToken, token_user_from_row, token_user_sql
+from kgpool.security import OfferedToken, token_user_from_row, token_user_id_sql, token_user_sql
 from pooling.models import Entity, Relation
 
 LEGACY = "legacy"
@@ -82,9 +82,12 @@ def locked_annotator_campaign(name: str, caller) -> tuple[Campaign, object] | No
     tables = f"{Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id"
     if offered:  # the token checked in this statement, not by a lookup of its own
         token_columns, token_joins = token_user_sql("m.user_id")
+        # The token's user as a sub-select (run once, first) makes the membership a unique-index look-up. Joined
+        # only, PostgreSQL may walk every annotator of the campaign and test each one's token: it did on tables
+        # never analysed (autovacuum off), 0.65 ms at 460 annotators and growing with them.
         sql = (f"SELECT {columns(Campaign, 'c')}, {token_columns} FROM {tables} {token_joins} "
-               f"WHERE c.name = %s AND m.role = %s FOR UPDATE OF m")
-        params = [caller.key, name, Role.ANNOTATOR]
+               f"WHERE c.name = %s AND m.role = %s AND m.user_id = ({token_user_id_sql()}) FOR UPDATE OF m")
+        params = [caller.key, name, Role.ANNOTATOR, caller.key]
     else:
         sql = f"SELECT {columns(Campaign, 'c')} FROM {tables} WHERE c.name = %s AND m.user_id = %s AND m.role = %s FOR UPDATE OF m"
         params = [name, caller.pk, Role.ANNOTATOR]  # plain SQL: the ORM costs more CPU
