@@ -298,3 +298,23 @@ def test_the_lane_steps_aside_for_middleware_it_was_not_written_for(tmp_path, se
     django = Recorder()
     status, headers, _body = call(JudgingLane(django), next_url(campaign.name), key)
     assert status == 200 and django.calls == 1 and "Accept-Encoding" in headers["Vary"]
+
+
+@pytest.mark.skipif(not POSTGRES, reason="the lane serves on PostgreSQL only")
+@pytest.mark.parametrize("accept, served", [
+    ("application/json, text/plain, */*", True),  # axios's default
+    ("application/json;q=0.9, */*;q=0.8", False),  # DRF answers application/json;q=0.9: Django's
+    ("application/json; indent=4", False),  # DRF indents its JSON
+    ("text/html", False),  # the browsable API
+    ("image/png", False),  # DRF's 406
+])
+def test_an_accept_header_is_served_when_drf_answers_it_with_plain_json(tmp_path, accept, served):
+    campaign, _people, (key,) = setup(tmp_path, "accepts")
+    call(WSGIHandler(), next_url(campaign.name), key)  # the hand-out is open: the next two answers are the same
+    django = Recorder()
+    answered = call(JudgingLane(django), next_url(campaign.name), key, HTTP_ACCEPT=accept)
+    assert django.calls == (0 if served else 1)
+    by_django = call(WSGIHandler(), next_url(campaign.name), key, HTTP_ACCEPT=accept)
+    if served:  # byte for byte Django's answer, headers included
+        assert answered == by_django and answered[1]["Content-Type"] == "application/json"
+    assert answered[0] == by_django[0] == (406 if accept == "image/png" else 200)

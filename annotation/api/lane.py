@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from django.conf import settings
 from django.core import signals
@@ -35,7 +36,7 @@ from django.middleware.common import CommonMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, resolve, set_script_prefix
 from django.utils.http import parse_header_parameters
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import NotAcceptable, ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 
@@ -168,7 +169,33 @@ def _candidate(environ: dict) -> bool:
     path = environ.get("PATH_INFO", "")
     if not (path.endswith("/next-item/") or path.endswith("/judgment/")):
         return False
-    return environ.get("HTTP_ACCEPT", "").strip() in _ACCEPTED
+    accept = environ.get("HTTP_ACCEPT", "").strip()
+    return accept in _ACCEPTED or _drf_answers_plain_json(accept)
+
+
+class _AcceptOnly:
+    """What DRF's content negotiation reads of a request without a query string."""
+
+    def __init__(self, accept: str):
+        self.headers = {"accept": accept}
+        self.query_params: dict = {}
+
+
+@lru_cache(maxsize=64)
+def _drf_answers_plain_json(accept: str) -> bool:
+    """Whether both views' content negotiation answers this Accept header with the JSON renderer, media type
+    plain application/json (no indent asked for): then the lane's answer is the view's. Asked of DRF once per
+    distinct header (clients send one): "application/json, text/plain, */*" (axios) is, "text/html" is not."""
+    for view in (NextItem, SubmitJudgment):
+        instance = view()
+        try:
+            renderer, media_type = instance.get_content_negotiator().select_renderer(
+                _AcceptOnly(accept), instance.get_renderers())
+        except NotAcceptable:
+            return False
+        if type(renderer) is not JSONRenderer or media_type != JSONRenderer.media_type:
+            return False
+    return True
 
 
 def _judgment_data(request: WSGIRequest) -> dict | None:
