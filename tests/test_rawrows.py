@@ -6,12 +6,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models.signals import post_init
+from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Campaign, Item, Judgment
 from annotation.services.distribution import next_item
 from annotation.services.submit_sql import _LOADED
-from kgpool.rawrows import columns, from_row
+from kgpool.rawrows import columns, from_row, width
 from pooling.models import Entity, KnowledgeGraph, Pool, Relation, Sample
 from tests._annotation_web_support import member, nationality_campaign
 
@@ -70,3 +71,27 @@ def test_models_with_init_receivers_go_through_init():
     finally:
         post_init.disconnect(receiver, sender=Relation)
     assert seen == [relation] and (relation.pk, relation.kg_id, relation.key) == (7, 3, "nat")
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL only: from_row converts its rows")
+def test_left_out_fields_are_deferred_and_load_when_read(tmp_path):
+    campaign = nationality_campaign(tmp_path)
+    kg = campaign.pool.sample.kg
+    KnowledgeGraph.objects.filter(pk=kg.pk).update(type_labels={"/m/x": "person"}, description="the KG")
+    leave_out = frozenset({"type_labels", "description"})
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns(KnowledgeGraph, 't', leave_out)} FROM {KnowledgeGraph._meta.db_table} t "
+                       f"WHERE t.id = %s", [kg.pk])
+        row = cursor.fetchone()
+    assert len(row) == width(KnowledgeGraph, leave_out) == len(KnowledgeGraph._meta.concrete_fields) - 2
+    instance = from_row(connection, KnowledgeGraph, row, leave_out)
+    assert instance.get_deferred_fields() == leave_out
+    reference = KnowledgeGraph.objects.get(pk=kg.pk)
+    with CaptureQueriesContext(connection) as queries:
+        assert values(instance) == values(reference)  # reading the left-out fields loads them
+    assert 1 <= len(queries) <= 2 and not instance.get_deferred_fields()
+    assert instance.type_labels == {"/m/x": "person"} and instance.description == "the KG"
+    with pytest.raises(ValueError):
+        columns(KnowledgeGraph, "t", frozenset({"id"}))  # the primary key stays
+    with pytest.raises(ValueError):
+        columns(KnowledgeGraph, "t", frozenset({"no_such_field"}))

@@ -8,6 +8,11 @@ from annotation.selectors.item_counts import ItemCounts, item_counts
 from pooling.models import Pool
 
 
+#: left out of the campaign rows that every page and API request loads: a KG's type labels can be large (530 KB of
+#: JSON for CoDEx, parsed per row) and no page reads them; one that does loads them then (QuerySet.defer)
+DEFERRED_PER_REQUEST = ("pool__sample__kg__type_labels",)
+
+
 def campaign_by_ref(ref: str | int) -> Campaign:
     """A campaign by name or numeric id; Campaign.DoesNotExist lists the known names."""
     ref = str(ref)
@@ -52,7 +57,7 @@ def campaign_with_roles(name: str, user) -> tuple[Campaign | None, set[str]]:
     row per role; one row with no role for a non-member). The join costs the ORM less than four EXISTS columns
     (about 2.5 ms less to build and compile per request)."""
     rows = list(
-        Campaign.objects.select_related("pool__sample__kg").filter(name=name)
+        Campaign.objects.select_related("pool__sample__kg").defer(*DEFERRED_PER_REQUEST).filter(name=name)
         .annotate(mine=FilteredRelation("memberships", condition=Q(memberships__user_id=user.pk)))
         .annotate(_member_role=F("mine__role")).order_by()
     )

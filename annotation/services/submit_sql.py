@@ -21,6 +21,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Judgment, LabelVersion, Membership, Role
+from annotation.services import hot_rows
 from annotation.services.consistency import KnownFacts
 from annotation.services.judging import (
     after_judgment,
@@ -31,7 +32,7 @@ from annotation.services.judging import (
     settle,
 )
 from annotation.services.label_history import submitted_version
-from kgpool.rawrows import columns, from_row
+from kgpool.rawrows import columns, from_row, width
 from kgpool.security import OfferedToken, token_user_from_row, token_user_sql
 from pooling.models import KnowledgeGraph, Pool, Sample, Triple
 
@@ -102,9 +103,10 @@ def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | No
         return None
     instances, at = [], 0
     for model in _LOADED:
-        width = len(model._meta.concrete_fields)
-        instances.append(from_row(connection, model, row[at:at + width]))
-        at += width
+        leave_out = _LEFT_OUT.get(model, frozenset())
+        columns_of_model = width(model, leave_out)
+        instances.append(from_row(connection, model, row[at:at + columns_of_model], leave_out))
+        at += columns_of_model
     locked, campaign, pool, sample, kg = instances
     rest = row[at:]
     if offered:
@@ -121,14 +123,16 @@ def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | No
     return locked
 
 
-#: the rows _locked_item loads, in its column order
+#: the rows _locked_item loads, in its column order, and the columns it leaves out of them
 _LOADED = (Item, Campaign, Pool, Sample, KnowledgeGraph)
+_LEFT_OUT = {Campaign: hot_rows.CAMPAIGN, Pool: hot_rows.POOL, KnowledgeGraph: hot_rows.KNOWLEDGE_GRAPH}
 
 
 @lru_cache(maxsize=4)
 def _locked_item_sql(by_request_id: bool, by_token: bool) -> str:
     tables = ("i", "c", "p", "s", "kg")
-    loaded = ", ".join(columns(model, alias) for model, alias in zip(_LOADED, tables))
+    loaded = ", ".join(columns(model, alias, _LEFT_OUT.get(model, frozenset()))
+                       for model, alias in zip(_LOADED, tables))
     token_columns, token_joins = token_user_sql("a.user_id") if by_token else ("", "")
     user = "a.user_id" if by_token else "%s"  # the token's join makes the hand-out's user the caller
     item, judgment = Item._meta.db_table, Judgment._meta.db_table

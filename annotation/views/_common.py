@@ -7,14 +7,15 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from annotation.models import Assignment, Campaign, Role
-from annotation.selectors.campaigns import campaign_with_roles, user_roles
+from annotation.selectors.campaigns import DEFERRED_PER_REQUEST, campaign_with_roles, user_roles
 from annotation.selectors.web import can_manage, hand_out_in
 
 _ITEM_PK = re.compile(r"\bitem \d+")
 
 
 def campaign_or_404(name: str) -> Campaign:
-    campaign = Campaign.objects.select_related("pool__sample__kg").filter(name=name).first()
+    rows = Campaign.objects.select_related("pool__sample__kg").defer(*DEFERRED_PER_REQUEST)
+    campaign = rows.filter(name=name).first()
     if campaign is None:
         raise Http404(f"no campaign {name!r}")
     return campaign
