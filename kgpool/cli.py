@@ -32,7 +32,14 @@ def command_prefix(argv0: str, executable: str, cwd: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:  # Ctrl-C while Django starts (a command of ours answers it itself): one line, not a trace
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in EVALUATION:
         from evaluation.cli import main as evaluation_main
 

@@ -9,6 +9,22 @@ from tests._pool_support import import_umls, pool_state, storage, train_tiny  # 
 pytestmark = pytest.mark.django_db
 
 
+def counted_rank_rows(monkeypatch, real, error: BaseException | None = None, at: int = 0) -> dict:
+    """rankings.rank_rows replaced by ``real`` counting its calls (``["n"]``), raising ``error`` on call ``at``."""
+    from pooling.services import rankings
+
+    calls = {"n": 0}
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == at:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rankings, "rank_rows", counted)
+    return calls
+
+
 @pytest.fixture
 def campaign(storage):
     from pooling.services.samples import draw_sample
@@ -72,15 +88,7 @@ def test_crashed_chunk_then_retry_gives_no_duplicates(campaign, monkeypatch):
 
     pool = create_pool(sample, systems, depth=4, name="crashy", chunk_size=8)
     real = rankings.rank_rows
-    calls = {"n": 0}
-
-    def flaky(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise RuntimeError("worker lost")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(rankings, "rank_rows", flaky)
+    counted_rank_rows(monkeypatch, real, RuntimeError("worker lost"), at=5)
     with pytest.raises(RuntimeError):
         build_pool_now(pool)
     pool.refresh_from_db()
@@ -131,3 +139,23 @@ def test_transient_chunk_error_is_retried_and_permanent_error_fails_the_pool(cam
     failed.refresh_from_db()
     assert failed.status == Pool.Status.FAILED
     assert any(failed.error.startswith(f"chunk 0 of system {system.pk}: ValueError: scores contain") for system in systems)
+
+
+def test_an_interrupted_build_is_marked_failed_and_finishes_when_run_again(campaign, monkeypatch):
+    """Ctrl-C (or SIGTERM, which the commands turn into it) during an in-process build: the pool does not stay
+    "running"; it says it was interrupted, and building it again finishes it from the chunks done."""
+    from pooling.models import Pool
+    from pooling.services import rankings
+    from pooling.services.pools import INTERRUPTED, build_pool_now, create_pool, pool_tasks
+
+    sample, systems = campaign
+    pool = create_pool(sample, systems, depth=4, name="interrupted", chunk_size=8)
+    real = rankings.rank_rows
+    counted_rank_rows(monkeypatch, real, KeyboardInterrupt(), at=3)
+    with pytest.raises(KeyboardInterrupt):
+        build_pool_now(pool)
+    pool.refresh_from_db()
+    assert pool.status == Pool.Status.FAILED and pool.error == INTERRUPTED and pool.progress_done == 2
+    resumed = counted_rank_rows(monkeypatch, real)
+    assert build_pool_now(pool).status == Pool.Status.DONE
+    assert resumed["n"] == len(pool_tasks(pool)) - 2  # the two chunks done before the interruption are kept

@@ -144,6 +144,10 @@ def dispatch_pool_build(pool_id: int, *, force: bool = False) -> None:
     chord(header)(merge.on_error(signature(task_names.POOL_BUILD_FAILED, kwargs={"pool_id": pool_id})))
 
 
+#: the error of a pool whose in-process build was interrupted (build_pool again finishes it: done chunks are kept)
+INTERRUPTED = "interrupted before it finished; build it again to finish it (the ranking chunks done are kept)"
+
+
 def build_pool_now(pool: Pool, *, force: bool = False, device: str | None = None,
                    progress: ProgressFn = _no_progress) -> Pool:
     """Build the pool in this process (embedded mode, quickstart, tests); the same steps as the workers'."""
@@ -157,6 +161,12 @@ def build_pool_now(pool: Pool, *, force: bool = False, device: str | None = None
             merge_pool(pool, force=force)
         except Exception as exc:
             mark_pool_failed(pool, f"{type(exc).__name__}: {exc}")
+            raise
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM (kgpool.commands): not left "running" for ever
+            try:
+                mark_pool_failed(pool, INTERRUPTED)
+            except Exception:  # noqa: BLE001 - the database went with the interruption: the interruption is the news
+                pass
             raise
     pool.refresh_from_db()
     return pool
