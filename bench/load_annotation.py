@@ -7,7 +7,8 @@
                                                                      # issue 21's ratio, paths taking turns
 
 What it does: creates a fresh PostgreSQL database (``--db``, dropped first; PostgreSQL from ``--pg``), migrates,
-imports the bundled UMLS dataset, samples test triples and pools ``--items`` candidate triples directly (no
+imports the bundled UMLS dataset (``--kg codex-s``: CoDEx-S from ``--shared-data`` with CoDEx's entity types and
+their 530 KB of type labels), samples test triples and pools ``--items`` candidate triples directly (no
 model training: the benchmark is about the web layer), creates a campaign and, per level, N annotators with
 API tokens. It starts gunicorn on 127.0.0.1 (``--workers``, default one per core) with DATABASE_URL set and runs
 N simulated annotators per level, each looping next-item -> submit (Y/N + an allow-listed source URL) for
@@ -74,19 +75,36 @@ from bench.load_server import (  # noqa: E402 - shared with the replay (load_pub
 SOURCES = ("https://en.wikipedia.org/wiki/Load_test_{n}", "https://www.wikidata.org/wiki/Q{n}")
 
 
-def build_campaign(items: int, seed: int):
-    """UMLS imported, a sample of its test triples, a pool of ``items`` candidate triples that are in no split."""
+def import_bench_kg(name: str, shared_data: Path):
+    """The benchmark's KG: the bundled UMLS, or CoDEx-S from the shared data with CoDEx's entity types and their
+    labels (530 KB of type labels: what a KG with types brings to every request)."""
+    from pooling.engine.kgfiles import MetadataFiles
+    from pooling.models import KnowledgeGraph
+    from pooling.services.kg_import import import_kg
+
+    found = KnowledgeGraph.objects.filter(name=name).first()
+    if found is not None:
+        return found
+    if name == "umls":
+        return import_kg("umls", ROOT / "datasets" / "umls")
+    codex = shared_data / "codex"
+    files = MetadataFiles(entity_types=codex / "entity2types.json", type_labels=codex / "en" / "types.json",
+                          relation_labels=codex / "en" / "relations.json")
+    return import_kg(name, shared_data / name, files=files)
+
+
+def build_campaign(items: int, seed: int, kg_name: str = "umls", shared_data: Path | None = None):
+    """The KG imported, a sample of its test triples, a pool of ``items`` candidate triples that are in no split."""
     import numpy as np
     from django.core.management import call_command
 
     from annotation.services.campaigns import create_campaign
-    from pooling.models import Entity, KnowledgeGraph, Pool, PoolEntry, Relation
+    from pooling.models import Entity, Pool, PoolEntry, Relation
     from pooling.selectors.kg import kg_triples
-    from pooling.services.kg_import import import_kg
     from pooling.services.samples import create_sample
 
     call_command("migrate", verbosity=0, interactive=False)
-    kg = KnowledgeGraph.objects.filter(name="umls").first() or import_kg("umls", ROOT / "datasets" / "umls")
+    kg = import_bench_kg(kg_name, shared_data or ROOT.parent / "shared" / "data")
     splits = kg_triples(kg)
     known = {tuple(map(int, t)) for part in splits.values() for t in part}
     sample = create_sample(kg, name="load", method="file", seed=None, indices=list(range(min(200, len(splits["test"])))))
@@ -218,7 +236,7 @@ def main_load(args) -> int:
     from rest_framework.authtoken.models import Token
 
     t0 = time.monotonic()
-    campaign = build_campaign(args.items, args.seed)
+    campaign = build_campaign(args.items, args.seed, args.kg, args.shared_data)
     paths = args.paths or [None]  # None: the server's default judging path; "fast+next": with --next-in-submit
     rounds = range(1, args.rounds + 1)
     all_tokens = {(path, n, r): make_annotators(campaign, f"load-{path or 'default'}-{n}-r{r}-", n)
@@ -319,6 +337,9 @@ def parse(argv=None):
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each level")
     parser.add_argument("--max-requests", type=int, default=5000, help="most requests per simulated annotator")
     parser.add_argument("--items", type=int, default=6000, help="items in the campaign")
+    parser.add_argument("--kg", choices=["umls", "codex-s"], default="umls",
+                        help="the campaign's KG: the bundled UMLS, or CoDEx-S with CoDEx's types and their labels "
+                             "(from --shared-data)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="gunicorn sync workers (default one per core: the work is CPU-bound and PostgreSQL shares the cores)")
     parser.add_argument("--think", type=float, default=0.0,
