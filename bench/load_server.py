@@ -116,11 +116,11 @@ class StandInAutovacuum:
 
         self.stopped = threading.Event()
         self.thread = None
-        with psycopg.connect(database_url, autocommit=True) as conn:
+        with psycopg.connect(database_url, autocommit=True, application_name=self.APPLICATION) as conn:
             off = conn.execute("SHOW autovacuum").fetchone()[0] == "off"
-        if off and every > 0:
-            with psycopg.connect(database_url, autocommit=True, application_name=self.APPLICATION) as conn:
+            if off and every > 0:
                 conn.execute("ANALYZE")
+        if off and every > 0:
             print(f"PostgreSQL runs with autovacuum off: the database was analyzed, the judging tables are "
                   f"analyzed every {every:g} s (--analyze-every 0 to skip)", flush=True)
             self.thread = threading.Thread(target=self._run, args=(database_url, every), daemon=True)

@@ -103,7 +103,7 @@ def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | No
         return None
     instances, at = [], 0
     for model in _LOADED:
-        leave_out = _LEFT_OUT.get(model, frozenset())
+        leave_out = hot_rows.left_out(model)
         columns_of_model = width(model, leave_out)
         instances.append(from_row(connection, model, row[at:at + columns_of_model], leave_out))
         at += columns_of_model
@@ -123,16 +123,14 @@ def _locked_item(name: str, hand_out: int, caller, request_id: str) -> Item | No
     return locked
 
 
-#: the rows _locked_item loads, in its column order, and the columns it leaves out of them
+#: the rows _locked_item loads, in its column order (without the columns of hot_rows.left_out)
 _LOADED = (Item, Campaign, Pool, Sample, KnowledgeGraph)
-_LEFT_OUT = {Campaign: hot_rows.CAMPAIGN, Pool: hot_rows.POOL, KnowledgeGraph: hot_rows.KNOWLEDGE_GRAPH}
 
 
 @lru_cache(maxsize=4)
 def _locked_item_sql(by_request_id: bool, by_token: bool) -> str:
     tables = ("i", "c", "p", "s", "kg")
-    loaded = ", ".join(columns(model, alias, _LEFT_OUT.get(model, frozenset()))
-                       for model, alias in zip(_LOADED, tables))
+    loaded = ", ".join(columns(model, alias, hot_rows.left_out(model)) for model, alias in zip(_LOADED, tables))
     token_columns, token_joins = token_user_sql("a.user_id") if by_token else ("", "")
     user = "a.user_id" if by_token else "%s"  # the token's join makes the hand-out's user the caller
     item, judgment = Item._meta.db_table, Judgment._meta.db_table
