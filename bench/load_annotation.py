@@ -1,4 +1,4 @@
-"""Load benchmark of the judging API (issue 6): simulated annotators against gunicorn on PostgreSQL.
+"""Load benchmark of the judging API (issue 6): simulated annotators against the web server on PostgreSQL.
 
     .venv/bin/pip install -r bench/requirements-load.txt
     .venv/bin/python bench/load_annotation.py                      # 10, 50, 200 annotators, 20 s each
@@ -10,7 +10,8 @@ What it does: creates a fresh PostgreSQL database (``--db``, dropped first; Post
 imports the bundled UMLS dataset (``--kg codex-s``: CoDEx-S from ``--shared-data`` with CoDEx's entity types and
 their 530 KB of type labels), samples test triples and pools ``--items`` candidate triples directly (no
 model training: the benchmark is about the web layer), creates a campaign and, per level, N annotators with
-API tokens. It starts gunicorn on 127.0.0.1 (``--workers``, default one per core) with DATABASE_URL set and runs
+API tokens. It starts the web server as ``kgpool serve`` does (``--server``: granian, or gunicorn's sync
+workers) on 127.0.0.1 (``--workers``, default one per core) with DATABASE_URL set and runs
 N simulated annotators per level, each looping next-item -> submit (Y/N + an allow-listed source URL) for
 ``--seconds`` (and at most ``--max-requests`` requests each). It prints requests/s and p50/p95/p99 latency per
 endpoint and the errors, the server's CPU per request and per judged item (``--next-in-submit``: each submit asks
@@ -57,6 +58,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from kgpool.serving import DEFAULT_SERVER, SERVERS  # noqa: E402 - the command line only, no Django
 from bench.load_server import (  # noqa: E402 - shared with the replay (load_published)
     Server,
     ServerCpu,
@@ -259,12 +261,12 @@ def main_load(args) -> int:
         for r, path in ((r, path) for r in rounds for path in paths):
             label = f"{path or 'default'}{f' #{r}' if args.rounds > 1 else ''}"
             judging_path, next_in_submit = judging_path_and_mode(path, args.next_in_submit)
-            server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"gunicorn-{path or 'default'}.log",
-                            judging_path)
+            server = Server(database_url, var_dir, args.workers,
+                            Path(var_dir) / f"{args.server}-{path or 'default'}.log", judging_path, args.server)
             cpu = None
             try:
                 server.wait_ready()
-                print(f"gunicorn: {args.workers} workers on {server.url}, judging path {judging_path or 'default'}"
+                print(f"{args.server}: {args.workers} workers on {server.url}, judging path {judging_path or 'default'}"
                       f"{' (each submit asks for the next hand-out)' if next_in_submit else ''}; "
                       f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}); think time {args.think} s",
                       flush=True)
@@ -289,7 +291,7 @@ def main_load(args) -> int:
                     if stats.errors:
                         failures += [f"{n} annotators: {e}" for e in stats.errors[:5]]
                     print(f"level {n}: {stats.requests} requests in {elapsed:.1f} s; server CPU {spent:.2f} s "
-                          f"(gunicorn {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
+                          f"({args.server} {web:.2f} s, PostgreSQL {spent - web:.2f} s)"
                           f"{f' ({lost} process(es) ended during the level: their CPU is missed)' if lost else ''}; "
                           f"{1000 * spent / max(stats.accepted_count, 1):.2f} ms per judged item "
                           f"({stats.accepted_count} accepted submits); load average {os.getloadavg()[0]:.1f}",
@@ -301,7 +303,7 @@ def main_load(args) -> int:
     finally:
         analyzer.stop()
     print()
-    print(f"CPU: {cpu_model()}; queries: SQL statements per request (X-Kgpool-Queries); CPU ms: gunicorn + "
+    print(f"CPU: {cpu_model()}; queries: SQL statements per request (X-Kgpool-Queries); CPU ms: {args.server} + "
           f"PostgreSQL CPU per request")
     print("\n".join(table_head("path N".ljust(12))))
     print("\n".join(rows))
@@ -341,7 +343,11 @@ def parse(argv=None):
                         help="the campaign's KG: the bundled UMLS, or CoDEx-S with CoDEx's types and their labels "
                              "(from --shared-data)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="gunicorn sync workers (default one per core: the work is CPU-bound and PostgreSQL shares the cores)")
+                        help="web server workers, one request at a time each (default one per core: the work is "
+                             "CPU-bound and PostgreSQL shares the cores)")
+    parser.add_argument("--server", choices=SERVERS, default=DEFAULT_SERVER,
+                        help="the web server, as `kgpool serve --server` starts it (default %(default)s; gunicorn: "
+                             "its sync workers, the earlier default)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="mean seconds an annotator spends on an item between next-item and submit "
                              "(0: closed loop at full speed, a saturation test)")
@@ -375,7 +381,7 @@ def parse(argv=None):
 
 
 def _stop_on_sigterm(_signum, _frame) -> None:
-    raise KeyboardInterrupt  # like Ctrl-C: the finally blocks stop gunicorn (and the replay drops its database)
+    raise KeyboardInterrupt  # like Ctrl-C: the finally blocks stop the server (and the replay drops its database)
 
 
 if __name__ == "__main__":

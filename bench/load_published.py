@@ -497,9 +497,9 @@ def main_published(args) -> int:
               f"campaign {replay.name} with {replay.campaign.items.count():,} items, {time.monotonic() - t0:.1f} s",
               flush=True)
         connections.close_all()
-        server = Server(database_url, var_dir, args.workers, Path(var_dir) / "gunicorn.log")
+        server = Server(database_url, var_dir, args.workers, Path(var_dir) / f"{args.server}.log", server=args.server)
         server.wait_ready()
-        print(f"gunicorn: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores, {cpu_model()} (load "
+        print(f"{args.server}: {args.workers} workers on {server.url}; {os.cpu_count()} CPU cores, {cpu_model()} (load "
               f"average {os.getloadavg()[0]:.1f})", flush=True)
         asyncio.run(warm_up(server.url, replay.name, list(replay.tokens.values()) * (2 * args.workers), rounds=2))
         analyzer = StandInAutovacuum(database_url, args.analyze_every)

@@ -1,6 +1,7 @@
 """What the judging API's benchmarks share (bench/load_annotation.py, bench/load_published.py): a fresh PostgreSQL
-database, gunicorn on it, the server's CPU time from /proc, timed requests and their statistics, the result tables,
-and the integrity checks of the stored judgments."""
+database, the web server on it (``kgpool serve``'s: granian, or gunicorn with ``--server gunicorn``), the server's
+CPU time from /proc, timed requests and their statistics, the result tables, and the integrity checks of the stored
+judgments."""
 from __future__ import annotations
 
 import asyncio
@@ -16,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from kgpool.serving import DEFAULT_SERVER, server_command  # noqa: E402 - no Django: the command line only
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -62,14 +66,15 @@ def _children(pid: int) -> list[int]:
 
 
 class ServerCpu:
-    """CPU time of the server side: the gunicorn master and workers, and the PostgreSQL backends connected to the
-    benchmark's database (persistent connections, CONN_MAX_AGE: one per worker for the whole run). A snapshot
-    before and after a level; a backend or worker that ended during the level is missed (counted: ``lost``)."""
+    """CPU time of the server side: the web server's main process and workers, and the PostgreSQL backends connected
+    to the benchmark's database (persistent connections, CONN_MAX_AGE: one per worker for the whole run). A
+    snapshot before and after a level; a backend or worker that ended during the level is missed (counted:
+    ``lost``)."""
 
-    def __init__(self, database_url: str, gunicorn_pid: int):
+    def __init__(self, database_url: str, server_pid: int):
         import psycopg
 
-        self.gunicorn_pid = gunicorn_pid
+        self.server_pid = server_pid
         self.db_name = database_url.rsplit("/", 1)[1]
         self.conn = psycopg.connect(database_url, autocommit=True)
 
@@ -77,7 +82,7 @@ class ServerCpu:
         return [*self.web_pids(), *self.db_pids()]
 
     def web_pids(self) -> list[int]:
-        return [self.gunicorn_pid, *_children(self.gunicorn_pid)]
+        return [self.server_pid, *_children(self.server_pid)]
 
     def db_pids(self) -> list[int]:
         return [row[0] for row in self.conn.execute(
@@ -151,7 +156,11 @@ def setup_django(database_url: str, var_dir: str) -> None:
 # --- data ----------------------------------------------------------------------------------------------
 
 class Server:
-    def __init__(self, database_url: str, var_dir: str, workers: int, log: Path, judging_path: str | None = None):
+    """The site served as ``kgpool serve`` serves it (kgpool/serving.py), on a free port of 127.0.0.1."""
+
+    def __init__(self, database_url: str, var_dir: str, workers: int, log: Path, judging_path: str | None = None,
+                 server: str = DEFAULT_SERVER):
+        self.name = server
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         # KGPOOL_COUNT_QUERIES: every response carries its SQL statement count (kgpool.middleware); connections
@@ -161,11 +170,9 @@ class Server:
                "KGPOOL_COUNT_QUERIES": "true"}
         if judging_path is not None:
             env["KGPOOL_JUDGING_PATH"] = judging_path
-        gunicorn = Path(sys.executable).with_name("gunicorn")
         self.log = open(log, "wb")
         self.proc = subprocess.Popen(
-            [str(gunicorn), "kgpool.wsgi:application", "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
-             "--backlog", "2048", "--timeout", "60", "--log-level", "warning"],
+            server_command(server, "127.0.0.1", self.port, workers, log_level="warning"),
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 60) -> None:
@@ -174,14 +181,14 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.proc.returncode}; see {self.log.name}")
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}; see {self.log.name}")
             try:
                 if httpx.get(f"{self.url}/login/", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise RuntimeError("gunicorn did not answer in time")
+        raise RuntimeError(f"{self.name} did not answer in time")
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -258,7 +265,7 @@ def mean(values: list[float]) -> float:
 def report_level(n: int | str, stats: Stats, elapsed: float,
                  endpoints: tuple[str, ...] = ("next-item", "submit"), cpu_seconds: float | None = None) -> list[str]:
     """Table rows of one level: per endpoint, then all requests with the server's CPU per request (``cpu_seconds``:
-    gunicorn + PostgreSQL during the level, see ServerCpu; blank when not measured) and per judged item (accepted
+    web server + PostgreSQL during the level, see ServerCpu; blank when not measured) and per judged item (accepted
     submit: what one or two requests per item cost together)."""
     lines = []
     for endpoint in endpoints:
@@ -283,7 +290,7 @@ TABLE_HEAD = ("| {first} | endpoint  | count  | req/s   | p50 ms  | p95 ms  | p9
 
 def table_head(first: str) -> list[str]:
     """The header of the result tables: ``queries`` per request (X-Kgpool-Queries), ``CPU ms`` of the server
-    (gunicorn + PostgreSQL) per request, on the ``all`` row."""
+    (web server + PostgreSQL) per request, on the ``all`` row."""
     return [TABLE_HEAD[0].format(first=first), TABLE_HEAD[1].format(dash="-" * (len(first) + 2))]
 
 

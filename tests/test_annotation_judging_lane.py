@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 
 import pytest
 from django.core.cache import cache
@@ -318,3 +319,65 @@ def test_an_accept_header_is_served_when_drf_answers_it_with_plain_json(tmp_path
     if served:  # byte for byte Django's answer, headers included
         assert answered == by_django and answered[1]["Content-Type"] == "application/json"
     assert answered[0] == by_django[0] == (406 if accept == "image/png" else 200)
+
+
+def _all_routes(patterns, prefix: str = "") -> list[str]:
+    """Every route of the URLconf, its full pattern as text (includes walked)."""
+    from django.urls import URLResolver
+
+    routes = []
+    for pattern in patterns:
+        text = prefix + str(pattern.pattern)
+        routes.extend(_all_routes(pattern.url_patterns, text) if isinstance(pattern, URLResolver) else [text])
+    return routes
+
+
+def test_no_route_names_a_hand_out_by_number():
+    """lane_route resolves a submit's path with the hand-out's id replaced by 0: exact only while every route takes
+    a hand-out's id as a converter, not as literal digits."""
+    from django.urls import get_resolver
+
+    routes = _all_routes(get_resolver().url_patterns)
+    assert any("hand-outs/<int:hand_out>/judgment/" in route for route in routes)
+    assert [route for route in routes if re.search(r"hand-outs/[0-9]", route)] == []
+
+
+@pytest.mark.parametrize("path", [
+    "/api/campaigns/c1/next-item/", "/api/v1/campaigns/c-2/next-item/",
+    "/api/campaigns/c1/hand-outs/0/judgment/", "/api/campaigns/c1/hand-outs/7/judgment/",
+    "/api/v1/campaigns/c1/hand-outs/123456789/judgment/", "/api/campaigns/c1/hand-outs/007/judgment/",
+    "/api/campaigns/c1/hand-outs/7/", "/api/campaigns/c1/hand-outs/7/skip/", "/api/campaigns/c1/progress/",
+    "/campaigns/c1/judge/7/", "/api/campaigns/c1/hand-outs/x7/judgment/", "/api/campaigns/c%201/next-item/",
+    "/api/campaigns/c1/hand-outs/7/judgment/extra/", "/api/campaigns/c1/hand-outs//judgment/", "/nothing/judgment/",
+])
+def test_the_lanes_route_is_djangos(path):
+    """lane_route gives what resolve gives (view class and kwargs), or the same Resolver404, asked twice (cached)."""
+    from django.urls import Resolver404, resolve
+
+    from annotation.api.lane import lane_route
+
+    try:
+        match = resolve(path)
+    except Resolver404:
+        for _ in range(2):
+            with pytest.raises(Resolver404):
+                lane_route(path)
+        return
+    for _ in range(2):
+        view, kwargs = lane_route(path)
+        assert (view, kwargs) == (getattr(match.func, "view_class", None), match.kwargs)
+        assert type(kwargs.get("hand_out", 0)) is int
+        kwargs["name"] = "changed"  # the caller's copy: the cached route stays as resolved
+
+
+def test_the_lanes_route_follows_the_urlconf(settings):
+    """Cached per URLconf: another ROOT_URLCONF (tests, a deployment's own) routes by its own patterns."""
+    from django.urls import Resolver404
+
+    from annotation.api.lane import lane_route
+
+    assert lane_route("/api/campaigns/c1/next-item/")[0] is not None
+    settings.ROOT_URLCONF = "annotation.api.urls"  # the API's patterns at the root
+    with pytest.raises(Resolver404):
+        lane_route("/api/campaigns/c1/next-item/")
+    assert lane_route("/campaigns/c1/hand-outs/3/judgment/")[1] == {"name": "c1", "hand_out": 3}

@@ -14,13 +14,13 @@ from django.core.management import CommandError, call_command, get_commands, loa
 from kgpool.commands import KgpoolCommand, written_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
-OUR_APPS = ("pooling", "annotation", "evaluation")
+OUR_APPS = ("kgpool", "pooling", "annotation", "evaluation")
 
 
 def test_every_command_of_ours_is_a_kgpool_command():
     ours = {name: app for name, app in get_commands().items() if app in OUR_APPS}
     assert {"import_kg", "train_model", "import_checkpoint", "evaluate", "case_study", "export_judgments",
-            "filter_pool", "create_campaign", "audit_campaign", "apply_audit_labels"} <= set(ours)
+            "filter_pool", "create_campaign", "audit_campaign", "apply_audit_labels", "serve"} <= set(ours)
     plain = sorted(name for name, app in ours.items() if not isinstance(load_command_class(app, name), KgpoolCommand))
     assert plain == []
 
