@@ -97,9 +97,9 @@ if DATABASE_URL:
         # times on a (persistent, CONN_MAX_AGE) connection is parsed and planned once; PostgreSQL keeps a custom
         # plan where the generic one is worse (e.g. the partial queue index). Halves PostgreSQL's CPU per API
         # request. Not with a transaction-pooling pgbouncer (DB_SERVER_SIDE_BINDING=false there).
-        if env_bool("DB_SERVER_SIDE_BINDING", True):
-            DATABASES["default"]["OPTIONS"] = {"server_side_binding": True,
-                                               "prepare_threshold": env_int("DB_PREPARE_THRESHOLD", 5)}
+        if env_bool("DB_SERVER_SIDE_BINDING", True):  # added to the URL's own options (?sslmode=require ...)
+            DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True,
+                                                                  prepare_threshold=env_int("DB_PREPARE_THRESHOLD", 5))
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -7,7 +7,9 @@ connection closed after each request when DB_CONN_MAX_AGE is 0 (Django closes it
 WSGI server only sends by closing the response: a server that did not would leak a connection per worker)."""
 from __future__ import annotations
 
+import io
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -67,11 +69,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _other_connections() -> int:
+def _other_connections() -> set[int]:
+    """The backends of other connections to the test database (a Celery worker of another test may hold one)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
                        "AND pid <> pg_backend_pid()")
-        return cursor.fetchone()[0]
+        return {pid for (pid,) in cursor.fetchall()}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -82,6 +85,7 @@ def test_the_server_serves_the_site(tmp_path, settings, server):
     campaign = star_campaign(tmp_path, items=4, name=f"serve-{server}")
     (annotator,) = users(campaign, Role.ANNOTATOR, 1)
     token = Token.objects.create(user=annotator).key
+    before = _other_connections()
     port = _free_port()
     env = {**os.environ, "DATABASE_URL": database_url(), "DB_CONN_MAX_AGE": "0", "KGPOOL_VAR_DIR": str(tmp_path),
            "KGPOOL_STORAGE_DIR": str(settings.STORAGE_DIR), "DEBUG": "false", "KGPOOL_JUDGING_PATH": "fast"}
@@ -110,9 +114,9 @@ def test_the_server_serves_the_site(tmp_path, settings, server):
         judgment = Judgment.objects.get(pk=submitted.json()["id"])
         assert (judgment.user_id, judgment.assignment_id, judgment.answer) == (annotator.pk, hand_out, "Y")
         deadline = time.monotonic() + 5
-        while _other_connections() and time.monotonic() < deadline:  # closed once the response is closed
+        while _other_connections() - before and time.monotonic() < deadline:  # closed with the response
             time.sleep(0.05)
-        assert _other_connections() == 0
+        assert _other_connections() - before == set()
     finally:
         process.terminate()
         try:
@@ -134,3 +138,24 @@ def _when_up(client: httpx.Client, process: subprocess.Popen, log: Path) -> http
         except httpx.TransportError:
             time.sleep(0.2)
     pytest.fail(f"the server did not answer in 60 s: {log.read_text()[-2000:]}")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_command_hands_its_process_to_the_server(monkeypatch, settings, debug):
+    """serve replaces itself with the server (signals reach it directly), warning first when DEBUG is on."""
+    settings.DEBUG = debug
+    started = []
+
+    def execv(path, argv):
+        started.append(argv)
+        raise OSError("stand-in: not started")
+
+    monkeypatch.setattr(os, "execv", execv)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="could not start gunicorn: stand-in"):
+        call_command("serve", "--bind", "[::1]:8123", "--workers", "2", "--server", "gunicorn", stderr=err,
+                     skip_checks=True)
+    assert started == [server_command("gunicorn", "::1", 8123, 2)]
+    assert ("DEBUG is on" in err.getvalue()) is debug
+    assert shlex.join(started[0]) in err.getvalue()

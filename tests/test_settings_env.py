@@ -105,3 +105,17 @@ def test_typed_env_helpers(monkeypatch):
     monkeypatch.setenv("X_INT", "4x")
     with pytest.raises(ImproperlyConfiguredEnv, match="X_INT='4x' is not an integer"):
         env_int("X_INT", 0)
+
+
+@pytest.mark.parametrize("binding", ["true", "false"])
+def test_the_database_urls_options_are_kept(tmp_path, binding):
+    """?sslmode=require and other libpq options of DATABASE_URL reach the connection, with or without the
+    prepared statements' options (they replaced them before: a TLS requirement was silently dropped)."""
+    url = "postgres://kg:pw@db.example:5433/campaign?sslmode=require&application_name=kgpool-web"
+    found = run_with_env(tmp_path, "from django.conf import settings; import json; "
+                                   "print(json.dumps(settings.DATABASES['default']['OPTIONS']))",
+                         DATABASE_URL=url, DB_SERVER_SIDE_BINDING=binding)
+    assert found.returncode == 0, found.stderr
+    options = json.loads(found.stdout.strip().splitlines()[-1])
+    assert options["sslmode"] == "require" and options["application_name"] == "kgpool-web"
+    assert ("server_side_binding" in options) is (binding == "true")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shlex
 
+from django.conf import settings
 from django.core.management.base import CommandError
 
 from kgpool.commands import KgpoolCommand, bounded_int
@@ -28,6 +29,9 @@ class Command(KgpoolCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.check_migrations()  # a notice, as runserver gives, when the database is behind the code
+        if settings.DEBUG:
+            self.stderr.write("warning: DEBUG is on: error pages show settings and the server's environment "
+                              "(DEBUG=false in production; python manage.py check --deploy)")
         argv = server_command(options["server"], host, port, options["workers"], log_level=options["log_level"])
         self.stderr.write(f"serving on {options['bind']}: {shlex.join(argv)}")
         self.stderr.flush()
