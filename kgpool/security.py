@@ -57,7 +57,7 @@ class OfferedToken:
 
 def offered_token(request) -> OfferedToken | None:
     """The token in a request's ``Authorization: Token <key>`` header, parsed as DRF's TokenAuthentication does;
-    None without one, or with a session cookie (DRF tries the session first: such requests take DRF's path)."""
+    None without one, or with a session cookie (such requests take DRF's path, which checks the token first)."""
     if settings.SESSION_COOKIE_NAME in request.COOKIES:
         return None
     parts = get_authorization_header(request).split()

@@ -198,9 +198,12 @@ KGPOOL_JUDGING_PATH = env_str("KGPOOL_JUDGING_PATH", "fast")
 # JUDGING_IN_PLACE=0 keeps the full page load per item (the speed benchmark's "before": bench/judging_speed.py).
 KGPOOL_JUDGING_IN_PLACE = env_bool("JUDGING_IN_PLACE", True)
 REST_FRAMEWORK = {
+    # The token first: DRF answers a request it could not authenticate with the first class's challenge, so a
+    # missing or wrong token gets 401 with "WWW-Authenticate: Token" (the session has none: 403, the same as a
+    # member who may not do it). A request without an Authorization header goes on to the session, as before.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "kgpool.security.RateLimitedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -1,7 +1,7 @@
 """The judging API checks an offered token inside its own first statement on PostgreSQL (issue 21): every answer
 DRF's own token check gives must stay the same (on SQLite the requests take DRF's check: the same assertions).
-A refused token gets 403, not 401: the session authentication comes first in REST_FRAMEWORK and DRF answers with
-the first authenticator's header, which the session has none of."""
+A refused token gets 401 with ``WWW-Authenticate: Token``: the token authentication comes first in REST_FRAMEWORK
+and DRF answers with the first authenticator's challenge (a member who may not do something gets 403)."""
 from __future__ import annotations
 
 import pytest
@@ -64,8 +64,8 @@ def test_an_inactive_users_token_is_refused_and_nothing_is_written(tmp_path):
     carol.is_active = False
     carol.save()
     refused = [next_item(client, campaign.name), submit(client, campaign.name, hand_out)]
-    assert [r.status_code for r in refused] == [403, 403]
-    assert all("inactive" in r.json()["detail"] for r in refused)
+    assert [r.status_code for r in refused] == [401, 401]
+    assert all("inactive" in r.json()["detail"] and r["WWW-Authenticate"] == "Token" for r in refused)
     assert Assignment.objects.filter(user=carol).count() == 1 and not Judgment.objects.exists()
 
 
@@ -78,7 +78,7 @@ def test_an_unknown_token_is_refused_and_counts_towards_the_address_limit(tmp_pa
         answers = [next_item(guesser, campaign.name).status_code, submit(guesser, campaign.name, hand_out).status_code,
                    next_item(guesser, campaign.name).status_code, submit(guesser, campaign.name, hand_out).status_code]
         locked = next_item(guesser, campaign.name)
-    assert answers == [403, 403, 403, 429]
+    assert answers == [401, 401, 401, 429]
     assert locked.status_code == 429 and locked.json()["detail"].startswith("too many invalid API tokens")
     assert not Judgment.objects.exists() and Assignment.objects.count() == 1
 
@@ -94,11 +94,13 @@ def test_someone_elses_hand_out_gets_403_and_a_non_member_403(tmp_path):
     assert not Judgment.objects.exists()
 
 
-def test_a_session_comes_first_as_in_drf(tmp_path):
+def test_an_offered_token_comes_before_the_session_as_in_drf(tmp_path):
     campaign = star_campaign(tmp_path, items=4, name="session")
     heidi, ivan = users(campaign, Role.ANNOTATOR, 2)
     client = token_client(ivan)
-    client.force_login(heidi)  # a session cookie and someone else's token: DRF authenticates the session
+    client.force_login(heidi)  # a session cookie and someone else's token: DRF authenticates the token
     handed = next_item(client, campaign.name)
     assert handed.status_code == 200
-    assert Assignment.objects.get(pk=handed.json()["hand_out"]).user == heidi
+    assert Assignment.objects.get(pk=handed.json()["hand_out"]).user == ivan
+    client.credentials()  # the session alone
+    assert Assignment.objects.get(pk=next_item(client, campaign.name).json()["hand_out"]).user == heidi

@@ -219,7 +219,7 @@ def test_what_the_lane_does_not_serve_django_answers(tmp_path, settings, case):
     elif case == "host":
         extra = {"HTTP_HOST": "evil.example"}
     status, _headers, _body = call(lane, next_url(name), key, **extra)
-    expected = {"bad-token": 403, "not-member": 403, "no-campaign": 404, "host": 400}.get(case, 200)
+    expected = {"bad-token": 401, "not-member": 403, "no-campaign": 404, "host": 400}.get(case, 200)
     assert status == expected and django.calls == 1
     assert Assignment.objects.count() == (1 if expected == 200 else 0)
 

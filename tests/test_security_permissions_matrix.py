@@ -11,7 +11,7 @@ Cells:  ok   the role may: 200, or 302 anywhere but a login page (a page that ha
         open like ok, and also 400/409 (a POST with no body: valid access, invalid input)
         deny 403 or 404
         login  302 to the login page (/login/ for the site, /admin/login/ for staff-only pages)
-        401  the API's answer to anonymous requests: 401 or 403
+        401  the API's answer to anonymous requests (401, with DRF's WWW-Authenticate: Token)
         405  the method is not allowed
 """
 from __future__ import annotations
@@ -262,7 +262,7 @@ def check(cell: str, response, url: str, role: str, method: str) -> None:
     elif cell == "login":
         assert login_redirect, where
     elif cell == "401":
-        assert code in (401, 403), where
+        assert code == 401, where
     elif cell == "405":
         assert code == 405, where
     else:
