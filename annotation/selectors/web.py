@@ -379,8 +379,8 @@ class Progress:
     judged: int
     skipped: int
     adjudicated: int
-    last_hour: int  # the person's judgments in the last 60 minutes (= judgments per hour)
-    per_hour: float  # the person's rate over their judging span (first to last judgment, at least an hour)
+    last_hour: int  # the person's judgments (decisions, adjudicating) in the last 60 minutes
+    per_hour: float  # the person's rate over their span of that work (from the first one, at least an hour)
     campaign_total: int  # items to label (gold checks apart): fixed while the campaign runs
     campaign_percent: float  # exact: share of items decided; else the share of the judging done (see above)
     exact: bool  # the campaign figures are exact and live (staff and campaign admins)
@@ -391,9 +391,11 @@ class Progress:
     # imported or reused) do not look like people's work (issue 15: the bar stood at 76.9% before anyone judged)
     campaign_automatic: int | None = None  # labelled without people: rules, imports, reuse
     campaign_people_percent: float | None = None  # share of the items left to people that people decided
+    work: str = Assignment.Kind.JUDGE  # what last_hour and per_hour count (the page's work): judgments or decisions
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        """The API's progress (judging figures; the work they count is the endpoint's, not a field)."""
+        return {name: value for name, value in self.__dict__.items() if name != "work"}
 
 
 def _hour_start(now: datetime) -> datetime:
@@ -411,28 +413,34 @@ def _judging_done_percent(campaign: Campaign, counts: dict[str, int], as_of: dat
     return float(min(100, 100 * given // needed))
 
 
-def progress(campaign: Campaign, user, *, now: datetime | None = None, counts: ItemCounts | None = None) -> Progress:
-    """``counts``: the campaign's ``item_counts`` when the caller has them (one grouped query otherwise)."""
+def progress(campaign: Campaign, user, *, now: datetime | None = None, counts: ItemCounts | None = None,
+             work: str = Assignment.Kind.JUDGE) -> Progress:
+    """``counts``: the campaign's ``item_counts`` when the caller has them (one grouped query otherwise);
+    ``work``: what the person's rate counts, their judgments or (``Assignment.Kind.ADJUDICATE``, the adjudication
+    pages) their decisions."""
     now = now or timezone.now()
     mine = Judgment.objects.filter(user=user, item__campaign=campaign)
-    span = mine.order_by("given_at").values_list("given_at", flat=True)
     judged = mine.count()
-    per_hour = 0.0
-    if judged:
-        first = span.first()
-        hours = max((now - first).total_seconds() / 3600, 1.0)
-        per_hour = judged / hours
     skipped = Assignment.objects.filter(user=user, item__campaign=campaign, kind=Assignment.Kind.JUDGE,
                                         state=Assignment.State.SKIPPED).count()
-    adjudicated = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign).count()
+    decisions = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign)
+    adjudicated = decisions.count()
     hour_ago = now - timedelta(hours=1)
+    done, at, count = (decisions, "decided_at", adjudicated) if work == Assignment.Kind.ADJUDICATE else \
+        (mine, "given_at", judged)
+    last_hour = done.filter(**{f"{at}__gt": hour_ago}).count()
+    per_hour = 0.0
+    if count:
+        first = done.order_by(at).values_list(at, flat=True).first()
+        per_hour = count / max((now - first).total_seconds() / 3600, 1.0)
     item_figures = counts if counts is not None else item_counts(campaign)
     counts = campaign_progress(campaign, item_figures)
     total = counts["total"]
-    own = (judged, skipped, adjudicated, mine.filter(given_at__gt=hour_ago).count(), round(per_hour, 1), total)
+    own = (judged, skipped, adjudicated, last_hour, round(per_hour, 1), total)
     if not can_manage(campaign, user):
         as_of = _hour_start(now)
-        return Progress(*own, _judging_done_percent(campaign, counts, as_of), exact=False, campaign_as_of=as_of)
+        return Progress(*own, _judging_done_percent(campaign, counts, as_of), exact=False, campaign_as_of=as_of,
+                        work=work)
     decided = sum(counts[s] for s in FINAL_STATUSES)
     automatic = item_figures.automatic
     for_people = total - automatic
@@ -441,6 +449,7 @@ def progress(campaign: Campaign, user, *, now: datetime | None = None, counts: I
         campaign_last_hour=Judgment.objects.filter(item__campaign=campaign, given_at__gt=hour_ago).count(),
         campaign_automatic=automatic,
         campaign_people_percent=round(100 * (decided - automatic) / for_people, 1) if for_people else 0.0,
+        work=work,
     )
 
 

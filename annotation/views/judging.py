@@ -192,7 +192,8 @@ def _next_to_adjudicate(request: HttpRequest, campaign, roles, *, in_place: bool
     assignment = next_adjudication(campaign, request.user)
     if assignment is None:
         context = nav_context(campaign, request.user, roles)
-        context.update(progress=web.progress(campaign, request.user), what="adjudicate")
+        context.update(progress=web.progress(campaign, request.user, work=Assignment.Kind.ADJUDICATE),
+                       what="adjudicate")
         return _located(render(request, "annotation/done.html", context),
                         reverse("annotation:adjudicate_next", args=[campaign.name]))
     if not in_place:
@@ -241,6 +242,7 @@ def _adjudicate_page(request, campaign, roles, assignment: Assignment, form: Adj
     context.update(
         item=view, guidelines=guidelines_view(campaign, view.relation_key), kg=kg_context(item, campaign),
         case=web.adjudication_evidence(item), form=form, hand_out=assignment.pk,
-        progress=web.progress(campaign, request.user), in_place=settings.KGPOOL_JUDGING_IN_PLACE,
+        progress=web.progress(campaign, request.user, work=Assignment.Kind.ADJUDICATE),
+        in_place=settings.KGPOOL_JUDGING_IN_PLACE,
     )
     return render(request, "annotation/adjudicate.html", context, status=400 if form.errors else 200)
