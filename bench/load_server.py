@@ -10,15 +10,14 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgpool.serving import DEFAULT_SERVER, server_command  # no Django: the command line only
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from kgpool.serving import DEFAULT_SERVER, server_command  # noqa: E402 - no Django: the command line only
 
 
 def _free_port() -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from rest_framework.authtoken.models import Token
 from annotation.models import Judgment, Role
 from kgpool.serving import APPLICATION, server_command, split_bind
 from tests._annotation_support import star_campaign, users
-from tests._worker_support import database_url
+from tests._worker_support import database_url, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,12 +62,6 @@ def test_the_command_refuses_a_bad_bind_in_one_line():
         call_command("serve", "--bind", "nope")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _other_connections() -> set[int]:
     """The backends of other connections to the test database (a Celery worker of another test may hold one)."""
     with connection.cursor() as cursor:
@@ -86,7 +79,7 @@ def test_the_server_serves_the_site(tmp_path, settings, server):
     (annotator,) = users(campaign, Role.ANNOTATOR, 1)
     token = Token.objects.create(user=annotator).key
     before = _other_connections()
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url(), "DB_CONN_MAX_AGE": "0", "KGPOOL_VAR_DIR": str(tmp_path),
            "KGPOOL_STORAGE_DIR": str(settings.STORAGE_DIR), "DEBUG": "false", "KGPOOL_JUDGING_PATH": "fast"}
     log = open(tmp_path / "server.log", "wb")

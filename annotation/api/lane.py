@@ -185,14 +185,12 @@ def lane_route(path_info: str) -> tuple[type | None, dict]:
     hand-out by number, tests/test_annotation_judging_lane.py checks it)."""
     urlconf = get_urlconf() or settings.ROOT_URLCONF  # the cache's key: settings change in tests
     submit = _SUBMIT_PATH.fullmatch(path_info)
-    if submit is None:
-        view, kwargs = _resolved(urlconf, path_info)
-        return view, dict(kwargs)  # a copy: the cached one stays as resolved
-    view, kwargs = _resolved(urlconf, f"{submit['before']}0{submit['after']}")
-    if "hand_out" not in kwargs:  # another route: resolved as it is
-        view, kwargs = _resolved(urlconf, path_info)
-        return view, dict(kwargs)
-    return view, {**kwargs, "hand_out": int(submit["hand_out"])}
+    if submit is not None:
+        view, kwargs = _resolved(urlconf, f"{submit['before']}0{submit['after']}")
+        if "hand_out" in kwargs:
+            return view, {**kwargs, "hand_out": int(submit["hand_out"])}
+    view, kwargs = _resolved(urlconf, path_info)  # any other path (or route): resolved as it is
+    return view, dict(kwargs)  # a copy: the cached one stays as resolved
 
 
 @lru_cache(maxsize=256)

@@ -426,8 +426,10 @@ def progress(campaign: Campaign, user, *, now: datetime | None = None, counts: I
     decisions = Adjudication.objects.filter(adjudicator=user, item__campaign=campaign)
     adjudicated = decisions.count()
     hour_ago = now - timedelta(hours=1)
-    done, at, count = (decisions, "decided_at", adjudicated) if work == Assignment.Kind.ADJUDICATE else \
-        (mine, "given_at", judged)
+    if work == Assignment.Kind.ADJUDICATE:
+        done, at, count = decisions, "decided_at", adjudicated
+    else:
+        done, at, count = mine, "given_at", judged
     last_hour = done.filter(**{f"{at}__gt": hour_ago}).count()
     per_hour = 0.0
     if count:

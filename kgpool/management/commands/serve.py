@@ -16,10 +16,11 @@ class Command(KgpoolCommand):
             "proxy that terminates TLS, see README 'Deploying behind HTTPS'. For development: runserver.")
 
     def add_arguments(self, parser):
+        workers = default_workers()
         parser.add_argument("--bind", default="127.0.0.1:8000", help="HOST:PORT to listen on (default 127.0.0.1:8000)")
-        parser.add_argument("--workers", type=bounded_int(1, 1024), default=default_workers(),
+        parser.add_argument("--workers", type=bounded_int(1, 1024), default=workers,
                             help="worker processes, one request at a time each (default two per core and one: "
-                                 f"{default_workers()} here)")
+                                 f"{workers} here)")
         parser.add_argument("--server", choices=SERVERS, default=DEFAULT_SERVER, help="default: %(default)s")
         parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="the server's own log")
 
