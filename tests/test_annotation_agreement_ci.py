@@ -100,8 +100,9 @@ def test_campaign_breakdowns_leave_rule_imported_and_gold_out(tmp_path):
     assert [r.group for r in agreement_with_ci(campaign, "relation", samples=50)] == ["likes"]
     assert [(r.group, r.items) for r in agreement_with_ci(campaign, "depth", samples=50)] == [("1", 22)]
     assert [r.group for r in agreement_with_ci(campaign, "system", samples=50)] == ["unknown"]  # imported pool: no systems
+    assert [r.items for r in agreement_with_ci(campaign, "pair", samples=50)] == [22]  # one pair of annotators
     with pytest.raises(ValueError):
-        agreement_with_ci(campaign, "pair")
+        agreement_with_ci(campaign, "annotator")
     out = io.StringIO()
     call_command("campaign_quality", campaign.name, "--by", "overall", "--by", "domain", "--samples", "100", stdout=out)
     text = out.getvalue()

@@ -305,3 +305,24 @@ def test_wilson_bounds_are_clamped_where_rounding_leaves_zero_one():
     # unclamped, 0 of 7 (default z) gives low = -2.8e-17 and 12 of 12 with z = 1 gives high = 1 + 2.2e-16
     assert wilson_interval(0, 7).low == 0.0
     assert wilson_interval(12, 12, 1.0).high == 1.0
+
+
+@pytest.mark.parametrize("cells", [(20, 5, 10, 15, 4), (0, 3, 4, 9, 1), (7, 0, 0, 2, 3), (0, 0, 0, 0, 2), (0, 1, 0, 0, 5)])
+def test_table_statistics_with_can_t_tell_equal_yes_no_statistics(cells):
+    """The quality page's table and the agreement page's pairs read a can't tell the same way."""
+    *yes_no, unsure = cells
+    pairs = pairs_of(*yes_no) + [("C", "Y"), ("N", "C"), ("C", "C")] * (unsure // 3) + [("Y", "C")] * (unsure % 3)
+    table = table_from_pairs(pairs, cant_tell="C")
+    assert (table, table.pairs) == (Table(*cells), len(pairs))
+    stats, expected = table_statistics(*cells), yes_no_statistics(pairs)
+    for name in TABLE_STATISTICS:
+        assert stats[name] == pytest.approx(getattr(expected, name), nan_ok=True), name
+
+
+def test_table_intervals_resample_the_can_t_tell_pairs_too():
+    table = Table(12, 3, 5, 10, 6)
+    intervals = table_intervals(table, samples=201, level=0.5, seed=4)
+    counts = np.random.default_rng(4).multinomial(36, np.array([12, 3, 5, 10, 6]) / 36, size=201)
+    values = sorted(table_statistics(*row)["percent"] for row in counts)
+    assert intervals["percent"] == Interval(pytest.approx(22 / 36), pytest.approx(values[50]), pytest.approx(values[150]))
+    assert intervals["kappa"].estimate == pytest.approx(table_statistics(12, 3, 5, 10)["kappa"])

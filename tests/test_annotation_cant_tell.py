@@ -11,7 +11,8 @@ from annotation.selectors.gold import gold_accuracy_by_annotator
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item
 from annotation.services.errors import AnnotationError
-from annotation.services.judging import parse_answer, submit_judgment
+from annotation.services.answers import parse_answer
+from annotation.services.judging import submit_judgment
 from tests._annotation_support import star_campaign, users
 
 pytestmark = pytest.mark.django_db

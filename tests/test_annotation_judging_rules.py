@@ -11,7 +11,8 @@ from django.utils import timezone
 from annotation.models import Assignment, Item, Judgment, Role
 from annotation.services.distribution import next_item, skip_item
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
-from annotation.services.judging import parse_answer, submit_judgment
+from annotation.services.answers import parse_answer
+from annotation.services.judging import submit_judgment
 from tests._annotation_support import star_campaign, users
 from tests._raises_support import whole
 

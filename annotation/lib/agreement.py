@@ -169,36 +169,48 @@ TABLE_STATISTICS = ("percent", "kappa", "ac1", "alpha")
 
 @dataclass(frozen=True)
 class Table:
-    """Counts of items by (rater 1, rater 2) answer: yy, yn (rater 1 Y, rater 2 N), ny, nn."""
+    """Counts of items by (rater 1, rater 2) answer: yy, yn (rater 1 Y, rater 2 N), ny, nn; ``cant_tell``: the
+    pairs with a can't-tell answer (in no cell: a disagreement in the percent only, see :func:`yes_no_statistics`)."""
 
     yy: int
     yn: int
     ny: int
     nn: int
+    cant_tell: int = 0
 
     @property
     def n(self) -> int:
+        """The Y/N pairs."""
         return self.yy + self.yn + self.ny + self.nn
 
+    @property
+    def pairs(self) -> int:
+        """Every pair, can't tell included."""
+        return self.n + self.cant_tell
 
-def table_from_pairs(pairs: Sequence[Pair], yes: Hashable = "Y") -> Table:
-    counts = Counter((a == yes, b == yes) for a, b in pairs)
-    return Table(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)])
+
+def table_from_pairs(pairs: Sequence[Pair], yes: Hashable = "Y", cant_tell: Hashable | None = None) -> Table:
+    """The table of ``pairs``; with ``cant_tell`` given, the pairs with that answer go to ``Table.cant_tell``."""
+    unsure = sum(1 for a, b in pairs if cant_tell is not None and cant_tell in (a, b))
+    counts = Counter((a == yes, b == yes) for a, b in pairs if cant_tell is None or cant_tell not in (a, b))
+    return Table(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)], unsure)
 
 
-def table_statistics(yy, yn, ny, nn) -> dict[str, object]:
+def table_statistics(yy, yn, ny, nn, cant_tell=0) -> dict[str, object]:
     """Percent agreement, Cohen's kappa, Gwet's AC1 (q = 2) and Krippendorff's alpha (nominal, two values per
     item) of 2x2 tables; scalars or numpy arrays of counts (one table per position). nan where undefined.
 
-    With n items, a = yy, d = nn: p_o = (a + d) / n; kappa: p_e = p1 p2 + (1 - p1)(1 - p2) with each rater's
-    Y share; AC1: p_e = 2 pi (1 - pi) with pi the mean Y share; alpha = 1 - (2n - 1)(yn + ny) / (n_Y n_N)
-    with n_Y = 2 yy + yn + ny and n_N = 2 nn + yn + ny the values of each category.
+    With n Y/N items, a = yy, d = nn: kappa: p_e = p1 p2 + (1 - p1)(1 - p2) with each rater's Y share and
+    p_o = (a + d) / n; AC1: p_e = 2 pi (1 - pi) with pi the mean Y share; alpha = 1 - (2n - 1)(yn + ny) /
+    (n_Y n_N) with n_Y = 2 yy + yn + ny and n_N = 2 nn + yn + ny the values of each category. The percent
+    agreement is (a + d) / (n + cant_tell): a pair with a can't tell is a disagreement (:func:`yes_no_statistics`).
     """
     import numpy as np
 
-    yy, yn, ny, nn = (np.asarray(x, dtype=float) for x in (yy, yn, ny, nn))
+    yy, yn, ny, nn, unsure = (np.asarray(x, dtype=float) for x in (yy, yn, ny, nn, cant_tell))
     n = yy + yn + ny + nn
     with np.errstate(divide="ignore", invalid="ignore"):
+        percent = np.where(n + unsure == 0, np.nan, (yy + nn) / (n + unsure))
         po = (yy + nn) / n
         p1, p2 = (yy + yn) / n, (yy + ny) / n
         pe_kappa = p1 * p2 + (1 - p1) * (1 - p2)
@@ -209,9 +221,8 @@ def table_statistics(yy, yn, ny, nn) -> dict[str, object]:
         n_yes, n_no = 2 * yy + yn + ny, 2 * nn + yn + ny
         expected = n_yes * n_no
         alpha = np.where(expected == 0, np.nan, 1 - (2 * n - 1) * (yn + ny) / expected)
-    po = np.where(n == 0, np.nan, po)
     kappa, ac1, alpha = (np.where(n == 0, np.nan, x) for x in (kappa, ac1, alpha))
-    result = {"percent": po, "kappa": kappa, "ac1": ac1, "alpha": alpha}
+    result = {"percent": percent, "kappa": kappa, "ac1": ac1, "alpha": alpha}
     if po.ndim == 0:
         return {k: float(v) for k, v in result.items()}
     return result
@@ -221,16 +232,18 @@ def table_intervals(
     table: Table, *, samples: int = 1000, level: float = 0.95, seed: int = 0
 ) -> dict[str, Interval]:
     """Each of :data:`TABLE_STATISTICS` with a percentile bootstrap interval: items resampled with replacement
-    (a multinomial draw of the table, ``seed``ed); resamples where a statistic is undefined are dropped."""
+    (a multinomial draw of the table's cells and its can't-tell pairs, ``seed``ed); resamples where a statistic
+    is undefined are dropped."""
     import numpy as np
 
-    estimates = table_statistics(table.yy, table.yn, table.ny, table.nn)
-    n = table.n
-    if n == 0:
+    cells = [table.yy, table.yn, table.ny, table.nn] + ([table.cant_tell] if table.cant_tell else [])
+    estimates = table_statistics(*cells)
+    total = table.pairs
+    if total == 0:
         return {name: Interval(NAN, NAN, NAN) for name in TABLE_STATISTICS}
     rng = np.random.default_rng(seed)
-    counts = rng.multinomial(n, np.array([table.yy, table.yn, table.ny, table.nn], dtype=float) / n, size=samples)
-    drawn = table_statistics(counts[:, 0], counts[:, 1], counts[:, 2], counts[:, 3])
+    counts = rng.multinomial(total, np.array(cells, dtype=float) / total, size=samples)
+    drawn = table_statistics(*counts.T)
     tail = (1 - level) / 2
     result = {}
     for name in TABLE_STATISTICS:

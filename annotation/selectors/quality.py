@@ -9,11 +9,9 @@ from statistics import median
 
 from django.contrib.auth import get_user_model
 
-from annotation.lib.agreement import Interval, Table, table_intervals
-from annotation.lib.evidence import NO_SOURCE_GROUP
+from annotation.lib.agreement import Interval, Table, table_from_pairs, table_intervals
 from annotation.models import Adjudication, Answer, Campaign, Item, Judgment, Label
-from annotation.selectors.filtering import kg_categories
-from pooling.models import PoolHit
+from annotation.selectors.agreement import Pairs, grouped_answer_pairs
 
 # ---------------------------------------------------------------------------------------------------------
 # Label origin
@@ -32,101 +30,34 @@ def origin_name(origin: str, rule: str = "") -> str:
 # Agreement with confidence intervals
 
 CI_GROUPINGS = ("overall", "relation", "category", "depth", "system", "domain")
-# Items whose label people gave in this campaign (rule, imported and reused labels have no judgments here).
-HUMAN_STATUSES = (Item.Status.IN_PROGRESS, Item.Status.AGREED, Item.Status.CONFLICT, Item.Status.ADJUDICATED)
 
 
 @dataclass(frozen=True)
 class AgreementCI:
     group: str
-    items: int  # items with two Y/N judgments
-    table: Table  # (first judgment, second judgment) counts
+    items: int  # items with two judgments, can't tell included (as on the agreement page)
+    table: Table  # (first judgment, second judgment) counts, can't-tell pairs beside
     percent: Interval
     kappa: Interval
     ac1: Interval
     alpha: Interval
-    cant_tell: int = 0  # items whose two judgments include a can't tell: left out of the 2x2 table
-
-
-def judgment_pairs(campaign: Campaign) -> dict[int, tuple[tuple[str, str], tuple[str, str]]]:
-    """item pk -> ((answer, domain) of the first judgment, of the second), for human-judged non-gold items
-    with two judgments (rule labels, imported and reused labels, gold checks left out)."""
-    by_item: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    rows = (
-        Judgment.objects.filter(item__campaign=campaign, item__is_gold=False, item__status__in=HUMAN_STATUSES)
-        .exclude(item__label_origin__in=(Item.Origin.RULE, Item.Origin.IMPORTED, Item.Origin.REUSED))
-        .order_by("item_id", "given_at", "pk")
-        .values_list("item_id", "answer", "source_domain")
-    )
-    for item_id, answer, domain in rows.iterator(chunk_size=5000):
-        by_item[item_id].append((answer, domain or NO_SOURCE_GROUP))
-    return {pk: (j[0], j[1]) for pk, j in by_item.items() if len(j) >= 2}
+    cant_tell: int = 0  # items whose two judgments include a can't tell
 
 
 def agreement_with_ci(
     campaign: Campaign, by: str = "overall", *, samples: int = 1000, level: float = 0.95, seed: int = 0,
-    pairs: dict[int, tuple[tuple[str, str], tuple[str, str]]] | None = None,
+    pairs: Pairs | None = None,
 ) -> list[AgreementCI]:
-    """Percent agreement, Cohen's kappa, Gwet's AC1 and Krippendorff's alpha, each with a percentile bootstrap
-    interval (items resampled, ``seed``ed), overall or by relation, relation category (1-1 ...), pool depth,
-    contributing system (an item counts for every system that pooled it) or source domain (an item counts for
-    each distinct domain its two judgments cite). Rater 1 is the first judgment given. Pairs with a can't-tell
-    answer are no Y/N rating: they are left out of the table and counted in ``cant_tell`` (the agreement page,
-    ``annotation.lib.agreement.yes_no_statistics``, counts them as disagreements in its percent agreement).
-    ``pairs``: ``judgment_pairs(campaign)`` when the caller already read them (a page showing every grouping)."""
-    if by not in CI_GROUPINGS:
-        raise ValueError(f"unknown grouping {by!r}; one of {', '.join(CI_GROUPINGS)}")
-    pairs = judgment_pairs(campaign) if pairs is None else pairs
-    keys: dict[int, list[str]] = {}
-    if by == "overall":
-        keys = {pk: ["all"] for pk in pairs}
-    elif by in ("relation", "category", "depth", "system"):
-        info = {}
-        for start in range(0, len(pairs), 5000):
-            chunk = list(pairs)[start:start + 5000]
-            info.update({
-                pk: (rel_key, rel_index, depth, entry_id)
-                for pk, rel_key, rel_index, depth, entry_id in Item.objects.filter(pk__in=chunk).values_list(
-                    "pk", "relation__key", "relation__index", "entry__depth", "entry_id"
-                )
-            })
-        if by == "relation":
-            keys = {pk: [info[pk][0]] for pk in pairs}
-        elif by == "category":
-            categories = kg_categories(campaign.pool.sample.kg)
-            keys = {pk: [str(categories[info[pk][1]])] for pk in pairs}
-        elif by == "depth":
-            keys = {pk: ["unknown" if info[pk][2] is None else str(info[pk][2])] for pk in pairs}
-        else:
-            systems: dict[int, set[str]] = defaultdict(set)
-            # the hits of the paired items' entries only, not of the whole pool (76,583 entries at 5 M triples)
-            entries = sorted({info[pk][3] for pk in pairs if info[pk][3] is not None})
-            for start in range(0, len(entries), 5000):
-                hits = PoolHit.objects.filter(entry_id__in=entries[start:start + 5000])
-                for entry_id, name in hits.values_list("entry_id", "system__name"):
-                    systems[entry_id].add(name or "unknown")
-            keys = {pk: sorted(systems.get(info[pk][3]) or {"unknown"}) for pk in pairs}
-    else:
-        keys = {pk: sorted({first[1], second[1]}) for pk, (first, second) in pairs.items()}
-    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # yy, yn, ny, nn, with a can't tell
-    for pk, ((a, _d1), (b, _d2)) in pairs.items():
-        if Answer.CANT_TELL in (a, b):
-            cell = 4
-        else:
-            cell = (0 if a == Label.YES else 2) + (0 if b == Label.YES else 1)
-        for key in keys[pk]:
-            groups[key][cell] += 1
+    """The agreement statistics of :func:`annotation.selectors.agreement.agreement` (the same items, groups and
+    can't-tell rules, so the same estimates), each with a percentile bootstrap interval (items resampled,
+    ``seed``ed). ``pairs``: ``judgment_pairs(campaign)`` when the caller already read them."""
     rows = []
-    for key in sorted(groups, key=_group_order):
-        table = Table(*groups[key][:4])
+    for key, answers in grouped_answer_pairs(campaign, by, pairs).items():
+        table = table_from_pairs(answers, yes=Label.YES, cant_tell=Answer.CANT_TELL)
         stats = table_intervals(table, samples=samples, level=level, seed=seed)
-        rows.append(AgreementCI(key, table.n, table, stats["percent"], stats["kappa"], stats["ac1"], stats["alpha"],
-                                groups[key][4]))
+        rows.append(AgreementCI(key, table.pairs, table, stats["percent"], stats["kappa"], stats["ac1"], stats["alpha"],
+                                table.cant_tell))
     return rows
-
-
-def _group_order(key: str):
-    return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
 # ---------------------------------------------------------------------------------------------------------

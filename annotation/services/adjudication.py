@@ -9,10 +9,10 @@ from django.utils import timezone
 from annotation.models import Adjudication, Assignment, Campaign, Item, Judgment, Role
 from annotation.selectors.campaigns import has_role
 from annotation.services._locking import lock_skipping, lock_waiting
+from annotation.services.answers import parse_answer
 from annotation.services.distribution import lock_member
 from annotation.services.errors import AnnotationError, InvalidState, NotAllowed, NotAssigned
 from annotation.services.item_state import recompute_locked
-from annotation.services.judging import parse_answer
 from annotation.services.label_history import record_submitted
 
 RETRIES = 5

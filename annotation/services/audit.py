@@ -26,9 +26,9 @@ from annotation.selectors.campaigns import has_role
 from annotation.selectors.labels import FINAL_STATUSES
 from annotation.selectors.quality import origin_name
 from annotation.services._locking import lock_waiting
+from annotation.services.answers import parse_answer
 from annotation.services.errors import AnnotationError, InvalidState, NotAllowed
 from annotation.services.item_state import recompute_locked
-from annotation.services.judging import parse_answer
 from annotation.services.label_history import record_submitted
 
 

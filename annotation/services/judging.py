@@ -9,37 +9,14 @@ from django.utils import timezone
 
 from annotation.lib.evidence import source_required
 from annotation.lib.sources import Source, SourceError, check_source
-from annotation.models import Answer, Assignment, Item, Judgment, Label
+from annotation.models import Assignment, Item, Judgment
 from annotation.services._locking import lock_waiting
+from annotation.services.answers import check_comment, parse_answer
 from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, NotAssigned
 from annotation.services.item_state import settle_after_judgment
 from annotation.services.label_history import record_submitted
 
 _MAX_MS = 2**31 - 1  # the column's range (a hand-out may last longer than 24.8 days in theory)
-_ANSWERS = {"y": Label.YES, "yes": Label.YES, "true": Label.YES, "n": Label.NO, "no": Label.NO, "false": Label.NO}
-_CANT_TELL = {"c": Answer.CANT_TELL, "cant_tell": Answer.CANT_TELL, "can't tell": Answer.CANT_TELL,
-              "cant tell": Answer.CANT_TELL, "?": Answer.CANT_TELL}
-
-
-def parse_answer(answer: str | bool, *, cant_tell: bool = False) -> str:
-    """Y or N from the accepted spellings; with ``cant_tell`` (an annotator's answer, not a final label) also
-    C, "can't tell"."""
-    if isinstance(answer, bool):
-        return Label.YES if answer else Label.NO
-    key = str(answer).strip().lower()
-    value = _ANSWERS.get(key) or (_CANT_TELL.get(key) if cant_tell else None)
-    if value is None:
-        choices = "Y, N or C (can't tell)" if cant_tell else "Y or N"
-        raise AnnotationError(f"the answer must be {choices}, not {answer!r}")
-    return value
-
-
-def check_comment(answer: str, quote: str) -> None:
-    """A can't-tell answer needs the annotator's comment (in ``quote``): the adjudicator reads it."""
-    if answer == Answer.CANT_TELL and not (quote or "").strip():
-        raise AnnotationError("say why you can't tell: a comment is required with \"can't tell\"")
-
-
 def submit_judgment(
     item: Item,
     user,

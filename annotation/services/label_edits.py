@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from annotation.models import Adjudication, ExpertReview, Item, Judgment, LabelVersion
 from annotation.services._locking import lock_waiting
+from annotation.services.answers import parse_answer
 from annotation.services.errors import AnnotationError
 from annotation.services.item_state import recompute_locked
-from annotation.services.judging import checked_source, parse_answer
+from annotation.services.judging import checked_source
 from annotation.services.label_history import record_version, snapshot
 
 Reason = LabelVersion.Reason

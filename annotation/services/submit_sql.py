@@ -22,15 +22,9 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Item, Judgment, LabelVersion, Membership, Role
 from annotation.services import hot_rows
+from annotation.services.answers import check_comment, parse_answer
 from annotation.services.consistency import KnownFacts
-from annotation.services.judging import (
-    after_judgment,
-    check_comment,
-    earlier_judgment,
-    new_judgment,
-    parse_answer,
-    settle,
-)
+from annotation.services.judging import after_judgment, earlier_judgment, new_judgment, settle
 from annotation.services.label_history import submitted_version
 from kgpool.rawrows import columns, from_row, width
 from kgpool.security import OfferedToken, token_user_from_row, token_user_sql

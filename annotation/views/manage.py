@@ -16,7 +16,7 @@ from annotation.forms import DomainsForm, FilterForm, MemberForm, TemplateForm
 from annotation.lib.rules import RULES
 from annotation.lib.templates import TemplateError
 from annotation.selectors import web
-from annotation.selectors.agreement import agreement
+from annotation.selectors.agreement import agreement, judgment_pairs
 from annotation.selectors.filtering import filter_preview
 from annotation.selectors.reference_labels import campaign_reference_labels
 from annotation.selectors.gold import gold_summary, gold_warnings
@@ -301,10 +301,11 @@ def _number(value: float) -> float | None:
 def agreement_page(request: HttpRequest, name: str) -> HttpResponse:
     campaign = managed_campaign(name, request.user)
     usernames = {m["user"].pk: m["user"].username for m in web.member_rows(campaign)}
+    pairs = judgment_pairs(campaign)  # read once for every grouping
     tables = []
     for by, title in AGREEMENT_GROUPS:
         rows = []
-        for row in agreement(campaign, by):
+        for row in agreement(campaign, by, pairs=pairs):
             group = row.group
             if by == "pair":
                 group = " – ".join(usernames.get(int(u), f"user {u}") for u in row.group.split("-"))

@@ -11,9 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.selectors.agreement import judgment_pairs
 from annotation.selectors.gold import gold_accuracy_by_annotator, gold_summary, gold_warnings
 from annotation.selectors.item_counts import item_counts
-from annotation.selectors.quality import CI_GROUPINGS, agreement_with_ci, flag_counts, judgment_pairs, rushed_report
+from annotation.selectors.quality import CI_GROUPINGS, agreement_with_ci, flag_counts, rushed_report
 from annotation.services.consistency import check_campaign
 from annotation.services.errors import AnnotationError
 from annotation.services.gold import add_gold_items, gold_target

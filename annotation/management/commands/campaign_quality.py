@@ -81,6 +81,7 @@ class Command(KgpoolCommand):
             if not rows:
                 w("  (no doubly judged items yet)")
             for row in rows:
+                unsure = (f" ({row.cant_tell} with a can't tell: a disagreement in percent, left out of kappa and AC1)"
+                          if row.cant_tell else "")
                 w(f"  {row.group}: n={row.items} percent {_ci(row.percent, _pct)} kappa {_ci(row.kappa)} "
-                  f"AC1 {_ci(row.ac1)} alpha {_ci(row.alpha)}" + (f" (+{row.cant_tell} with can't tell, left out)"
-                                                                  if row.cant_tell else ""))
+                  f"AC1 {_ci(row.ac1)} alpha {_ci(row.alpha)}{unsure}")
