@@ -21,6 +21,9 @@ def test_submit_and_read_back_can_t_tell(tmp_path):
     handout = next_item(client, campaign)
     refused = submit(client, campaign, handout, answer="C", source_url="")
     assert refused.status_code == 400 and "comment" in refused.json()["detail"]
+    assert refused.json()["quote"] == [refused.json()["detail"]]  # the field it is about, as a bad source's
+    changed = submit(client, campaign, handout, answer="C", source_url="", comment="   ")
+    assert changed.status_code == 400 and changed.json()["quote"]
     response = submit(client, campaign, handout, answer="cant_tell", source_url="", comment="two actors of that name")
     assert response.status_code == 201, response.content
     assert (response.json()["answer"], response.json()["quote"], response.json()["source_url"]) == \

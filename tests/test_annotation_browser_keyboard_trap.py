@@ -1,7 +1,9 @@
-"""No keyboard trap after a validation error (issue 15; headless Chromium): a field the page focused itself (the
-source field after a server-side error, the reason box after the browser's required-field check) keeps Y / N / C / F
-as shortcuts until the person types in it, so "n f text" chooses No and types "text" (the defect stored the
-reason "YfSource of annotator 1 is convincing"). Escape leaves a field."""
+"""No keyboard trap after a validation error (issue 15; headless Chromium): the source field, when the page focused
+it itself after a server-side error, keeps Y / N / C / F as shortcuts until the person types in it (a URL starts
+with none of them). A comment or reason box takes every letter as text, also when the browser's required-field
+check focused it: a sentence starts with any letter, and a shortcut there changed the answer the person had chosen
+and ate the letter ("Yet the source..." stored a Yes with the reason "et the source..."; found from outside).
+Enter in such a box saves again (no newline), Escape leaves a field."""
 from __future__ import annotations
 
 import pytest
@@ -65,7 +67,7 @@ def test_c_after_a_server_error_answers_can_t_tell_instead_of_typing_into_the_so
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_reason_box_focused_by_the_required_check_does_not_swallow_shortcuts(tmp_path, live_server, browser):  # noqa: F811
+def test_the_reason_box_focused_by_the_required_check_takes_letters_as_text(tmp_path, live_server, browser):  # noqa: F811
     campaign = nationality_campaign(tmp_path, entries=1)
     for name, answer in (("one", "Y"), ("two", "N")):
         user = member(campaign, name, "annotator")
@@ -74,19 +76,65 @@ def test_the_reason_box_focused_by_the_required_check_does_not_swallow_shortcuts
     context, page = login(browser, live_server, "boss")
     page.goto(f"{live_server.url}/campaigns/{campaign.name}/adjudicate/")
     page.wait_for_selector("#judge-form")
-    page.keyboard.press("y")
+    page.keyboard.press("n")
     page.keyboard.press("Enter")  # no reason yet: the browser refuses and focuses the reason box
     assert page.evaluate("document.activeElement.name") == "reason"
     page.keyboard.press("Enter")  # still no reason: refused again, no newline typed into the box
     assert page.evaluate("document.activeElement.name") == "reason"
     assert page.input_value("textarea[name=reason]") == ""
-    page.keyboard.press("n")
-    page.keyboard.press("f")
-    page.keyboard.type("No source of annotator 1 says so")  # a person's text, starting with a shortcut letter
+    reason = "Yet annotator 1's source names another Irons; found on the page itself"
+    page.keyboard.type(reason)  # starts with Y: text, not a Yes
+    assert page.is_checked("input[name=label][value=N]")
+    assert page.input_value("textarea[name=reason]") == reason
     page.keyboard.press("Escape")  # leaves the box: Enter saves
     assert page.evaluate("document.activeElement.name") != "reason"
     press_for_next_page(page)
     context.close()
     decision = Adjudication.objects.get(item__campaign=campaign)
-    assert (decision.label, decision.reason) == (Label.NO, "No source of annotator 1 says so")
+    assert (decision.label, decision.reason) == (Label.NO, reason)
     assert Item.objects.get(pk=decision.item_id).label == Label.NO
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_can_t_tell_comment_starting_with_a_shortcut_letter_keeps_the_answer(tmp_path, live_server, browser):  # noqa: F811
+    campaign = nationality_campaign(tmp_path, entries=1)
+    one = member(campaign, "one", "annotator")
+    context, page = login(browser, live_server, "one")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press("c")  # can't tell: the comment box gets the focus
+    assert page.evaluate("document.activeElement.name") == "quote"
+    page.keyboard.press("Enter")  # no comment: the browser refuses, the focus stays
+    assert page.evaluate("document.activeElement.name") == "quote"
+    comment = "No source found either way"
+    page.keyboard.type(comment)
+    assert page.is_checked("input[name=answer][value=C]")
+    assert page.input_value("input[name=quote]") == comment
+    press_for_next_page(page)
+    context.close()
+    judgment = Judgment.objects.get(user=one)
+    assert (judgment.answer, judgment.quote) == ("C", comment)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_blank_can_t_tell_comment_is_refused_on_the_comment_box(tmp_path, live_server, browser):  # noqa: F811
+    """Spaces pass the browser's required check; the server's refusal is the comment box's error, focused and
+    announced, the answer and the text kept."""
+    campaign = nationality_campaign(tmp_path, entries=1)
+    one = member(campaign, "one", "annotator")
+    context, page = login(browser, live_server, "one")
+    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    page.wait_for_selector("#judge-form")
+    page.keyboard.press("c")
+    page.keyboard.type("   ")
+    press_for_next_page(page)  # the same item with the server's error
+    assert "comment is required" in page.inner_text(".has-error")
+    assert page.evaluate("document.activeElement.name") == "quote"
+    assert page.get_attribute("input[name=quote]", "aria-invalid") == "true"
+    assert "comment is required" in page.inner_text("#judge-announce")
+    assert page.is_checked("input[name=answer][value=C]")
+    page.keyboard.type("two actors of that name")
+    press_for_next_page(page)
+    context.close()
+    judgment = Judgment.objects.get(user=one)
+    assert (judgment.answer, judgment.quote) == ("C", "two actors of that name")

@@ -112,8 +112,11 @@ def test_retries_and_changes(campaign):
     first = submit_judgment(handed.item, a, "Y", URL + "#Life", request_id=" r1 ", now=start)
     assert first.request_id == "r1"
     assert submit_judgment(handed.item, a, "Y", URL, now=start).pk == first.pk  # same answer and source
-    assert submit_judgment(handed.item, a, "N", "", request_id="r1", now=start).pk == first.pk  # same request
+    assert submit_judgment(handed.item, a, "Y", "", request_id="r1", now=start).pk == first.pk  # same request
     already = f"{a} already judged item {handed.item_id} (Y); a judgment cannot be changed"
+    with pytest.raises(AlreadyJudged, match=whole(already)) as refused:  # the same id, another answer: no retry
+        submit_judgment(handed.item, a, "N", "", request_id="r1", now=start)  # (a second tab of the same page)
+    assert refused.value.answer == "Y"
     with pytest.raises(AlreadyJudged, match=whole(already)):
         submit_judgment(handed.item, a, "Y", "https://de.wikipedia.org/wiki/Jeremy_Irons", now=start)
     with pytest.raises(AlreadyJudged, match=whole(already)):

@@ -92,6 +92,40 @@ def test_double_submit_records_one_judgment(tmp_path, client):
     assert Item.objects.get(pk=item.pk).num_judgments == 1
 
 
+def test_another_answer_from_a_second_tab_is_not_saved_and_says_so(tmp_path, client):
+    """Two tabs of one hand-out share its request id: the second, different answer is no retry of the first. It
+    is refused with the answer kept, not answered "Saved." (found from outside)."""
+    campaign = nationality_campaign(tmp_path)
+    annotator = member(campaign, "ann", "annotator")
+    client.force_login(annotator)
+    item = take_item(client, campaign)
+    first_tab = form_data(client, campaign, item, answer="N")
+    second_tab = form_data(client, campaign, item, answer="Y")
+    assert first_tab["request_id"] == second_tab["request_id"]
+    url = reverse("annotation:judge_item", args=[campaign.name, item.hand_out])
+    assert [str(m) for m in client.post(url, first_tab, follow=True).context["messages"]] == ["Saved."]
+    after = client.post(url, second_tab, follow=True)
+    shown = [str(m) for m in after.context["messages"]]
+    assert shown == ["Not saved: you had already answered this item (no), perhaps in another tab. That answer is "
+                     "kept; undo it under My answers to change it."]
+    assert list(Judgment.objects.filter(user=annotator).values_list("answer", flat=True)) == [Label.NO]
+    assert [str(m) for m in client.post(url, first_tab, follow=True).context["messages"]] == ["Saved."]  # a retry
+    assert Judgment.objects.filter(user=annotator).count() == 1
+
+
+def test_a_blank_can_t_tell_comment_is_the_comment_field_s_error(tmp_path, client):
+    campaign = nationality_campaign(tmp_path)
+    client.force_login(member(campaign, "ann", "annotator"))
+    item = take_item(client, campaign)
+    data = form_data(client, campaign, item, answer="C", source_url="", quote="   ")
+    response = client.post(reverse("annotation:judge_item", args=[campaign.name, item.hand_out]), data)
+    assert response.status_code == 400
+    assert response.context["form"].errors == {"quote": ["say why you can't tell: a comment is required with \"can't tell\""]}
+    body = text(response)
+    assert 'data-autofocus-error="comment"' in body and 'aria-describedby="quote-errors"' in body
+    assert not Judgment.objects.exists()
+
+
 def test_bad_source_shows_inline_error_and_keeps_the_entered_data(tmp_path, client):
     campaign = nationality_campaign(tmp_path)
     annotator = member(campaign, "ann", "annotator")

@@ -72,7 +72,7 @@ def test_an_error_in_place_is_the_same_items_page_and_the_last_save_the_done_pag
     refused = client.post(url, answer(only, "Y", "https://example.com/irons"), **IN_PLACE)
     assert refused.status_code == 400
     assert "not a verified source" in refused.content.decode()
-    assert 'data-autofocus-error="1"' in refused.content.decode()  # judge.js focuses the source field
+    assert 'data-autofocus-error="source"' in refused.content.decode()  # judge.js focuses the source field
     assert not Judgment.objects.exists()
 
     done = client.post(url, answer(only, "N", ""), **IN_PLACE)

@@ -65,3 +65,15 @@ def test_the_adjudicate_page_shows_decisions_and_the_judge_page_judgments(adjudi
     text = " ".join(judging.content.decode().split())
     assert "<strong>You:</strong> 2 judged, 1 adjudicated" in text
     assert 'title="your judgments in the last 60 minutes">2 in the last hour' in text
+
+
+def test_the_campaign_home_of_an_adjudicator_who_does_not_judge_counts_decisions(adjudicator, client):
+    campaign, carol = adjudicator
+    (dave,) = users(campaign, Role.ADJUDICATOR, 1, prefix="only-adjudicator")
+    adjudicate(next_adjudication(campaign, dave).item, dave, "N", "the source says otherwise")
+    client.force_login(dave)
+    text = " ".join(client.get(reverse("annotation:campaign", args=[campaign.name])).content.decode().split())
+    assert "<strong>You:</strong> 1 adjudicated ·" in text and "0 judged" not in text
+    client.force_login(carol)  # an annotator too: the home page counts judgments, as the judge page does
+    text = " ".join(client.get(reverse("annotation:campaign", args=[campaign.name])).content.decode().split())
+    assert "<strong>You:</strong> 2 judged, 1 adjudicated" in text

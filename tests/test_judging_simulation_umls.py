@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from io import StringIO
 
 import pytest
@@ -97,6 +97,13 @@ def test_reusability_and_datasheet(umls_pool):
     export_judgments(campaign, "readme", out)
     text = out.getvalue()
     assert "depth 5" in text and "distmult-a (distmult)" in text and "| family:distmult | micro_MRR |" in text
+    labels_file = StringIO()
+    export_judgments(campaign, "labels", labels_file)
+    exported = Counter(line.split("\t")[3] for line in labels_file.getvalue().splitlines() if line)
+    tests = sample.triples.count()
+    assert exported["Y"] > tests > 0 and exported["N"] > 0
+    # the README counts what labels.tsv holds, the test triples included (it counted the pool items only)
+    assert f"- labels.tsv: {exported['Y']} Y, {exported['N']} N: the sample's {tests} test triples (Y, origin test)" in text
 
 
 def test_the_last_simulation_shows_on_the_campaign_page(umls_pool, client, settings, tmp_path):

@@ -35,6 +35,7 @@ from annotation.services.errors import (
     AnnotationError,
     InvalidSource,
     InvalidState,
+    MissingComment,
     NotAllowed,
     NotAssigned,
     UndoRefused,
@@ -204,6 +205,8 @@ def _submit_errors() -> Iterator[None]:
         yield
     except InvalidSource as exc:
         raise BadRequest({"source_url": [str(exc)], "detail": str(exc)}) from None
+    except MissingComment as exc:
+        raise BadRequest({"quote": [str(exc)], "detail": str(exc)}) from None
     except (NotAssigned, AlreadyJudged) as exc:
         raise Conflict(public_message(exc)) from None
     except AnnotationError as exc:

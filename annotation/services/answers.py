@@ -4,7 +4,7 @@ importing the others."""
 from __future__ import annotations
 
 from annotation.models import Answer, Label
-from annotation.services.errors import AnnotationError
+from annotation.services.errors import AnnotationError, MissingComment
 
 _ANSWERS = {"y": Label.YES, "yes": Label.YES, "true": Label.YES, "n": Label.NO, "no": Label.NO, "false": Label.NO}
 _CANT_TELL = {"c": Answer.CANT_TELL, "cant_tell": Answer.CANT_TELL, "can't tell": Answer.CANT_TELL,
@@ -27,4 +27,4 @@ def parse_answer(answer: str | bool, *, cant_tell: bool = False) -> str:
 def check_comment(answer: str, quote: str) -> None:
     """A can't-tell answer needs the annotator's comment (in ``quote``): the adjudicator reads it."""
     if answer == Answer.CANT_TELL and not (quote or "").strip():
-        raise AnnotationError("say why you can't tell: a comment is required with \"can't tell\"")
+        raise MissingComment("say why you can't tell: a comment is required with \"can't tell\"")

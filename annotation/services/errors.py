@@ -15,11 +15,24 @@ class NotAssigned(AnnotationError):
 
 
 class AlreadyJudged(AnnotationError):
-    """The user already judged this item with a different answer."""
+    """The user already judged this item with a different answer (``answer``: the one kept)."""
+
+    def __init__(self, message: str, answer: str = "") -> None:
+        super().__init__(message)
+        self.answer = answer
+
+    @classmethod
+    def of(cls, user, item, earlier) -> AlreadyJudged:
+        return cls(f"{user} already judged item {item.pk} ({earlier.answer}); a judgment cannot be changed",
+                   earlier.answer)
 
 
 class InvalidSource(AnnotationError):
     """The source URL is not acceptable (scheme, allow-list)."""
+
+
+class MissingComment(AnnotationError):
+    """A can't-tell answer came without the annotator's comment (the adjudicator reads it)."""
 
 
 class InvalidState(AnnotationError):

@@ -30,8 +30,8 @@ def submit_judgment(
 ) -> Judgment:
     """Record ``user``'s answer for an item handed to them; returns the judgment.
 
-    Idempotent: a retry (same ``request_id``, or the same answer and source for the same item) returns the
-    judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its hand-out expired, whether
+    Idempotent: a retry (same ``request_id`` and answer, or the same answer and source for the same item) returns
+    the judgment already recorded. Errors: NotAssigned (never handed out, skipped, or its hand-out expired, whether
     or not it went back to the queue yet), AlreadyJudged (a different answer for an item already judged),
     InvalidSource. The time on task is measured here, from the hand-out to ``now``; the client's own figure
     (``client_time_ms``, e.g. the page's visible time) is kept beside it as a hint, never above the server's.
@@ -81,13 +81,15 @@ def earlier_judgment(rows: list[Judgment], locked: Item, user, answer: str, sour
     if retried is not None:
         if retried.item_id != locked.pk:
             raise AnnotationError(f"request id {request_id!r} was already used for another item")
+        if retried.answer != answer:  # no retry: another answer under the same id (a second tab of the same page)
+            raise AlreadyJudged.of(user, locked, retried)
         return retried, None
     source = checked_source(source_url, answer, campaign)
     prior = next((j for j in rows if j.item_id == locked.pk and j.user_id == user.pk), None)
     if prior is not None:
         if prior.answer == answer and prior.source_url == source.url:
             return prior, None
-        raise AlreadyJudged(f"{user} already judged item {locked.pk} ({prior.answer}); a judgment cannot be changed")
+        raise AlreadyJudged.of(user, locked, prior)
     return None, source
 
 

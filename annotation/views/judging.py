@@ -12,14 +12,22 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.forms import AdjudicationForm, JudgmentForm
 from annotation.lib.evidence import describe as describe_evidence
-from annotation.models import Assignment, Role
+from annotation.models import Answer, Assignment, Role
 from annotation.selectors import web
 from annotation.selectors.guidelines import guidelines_view, must_read_guidelines
 from annotation.selectors.kg_context import kg_context
 from annotation.selectors.next_page import prepare_next, take_prepared
 from annotation.services.adjudication import adjudicate, next_adjudication
 from annotation.services.distribution import next_item, skip_item
-from annotation.services.errors import AlreadyJudged, AnnotationError, InvalidSource, InvalidState, NotAllowed, NotAssigned
+from annotation.services.errors import (
+    AlreadyJudged,
+    AnnotationError,
+    InvalidSource,
+    InvalidState,
+    MissingComment,
+    NotAllowed,
+    NotAssigned,
+)
 from annotation.services.judging import submit_judgment
 from annotation.views._common import member_campaign, nav_context, own_hand_out, public_message
 
@@ -33,7 +41,9 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 def campaign_home(request: HttpRequest, name: str) -> HttpResponse:
     campaign, roles = member_campaign(name, request.user)
     context = nav_context(campaign, request.user, roles)
-    context.update(progress=web.progress(campaign, request.user), roles=sorted(roles))
+    # an adjudicator who does not judge: their pace is their decisions, as on the adjudicate pages
+    work = Assignment.Kind.ADJUDICATE if Role.ADJUDICATOR in roles and Role.ANNOTATOR not in roles else Assignment.Kind.JUDGE
+    context.update(progress=web.progress(campaign, request.user, work=work), roles=sorted(roles))
     return render(request, "annotation/campaign_home.html", context)
 
 
@@ -140,7 +150,14 @@ def judge_item(request: HttpRequest, name: str, hand_out: int) -> HttpResponse:
             )
         except InvalidSource as exc:
             form.add_error("source_url", str(exc))
-        except (AlreadyJudged, NotAssigned) as exc:
+        except MissingComment as exc:
+            form.add_error("quote", str(exc))
+        except AlreadyJudged as exc:  # e.g. answered differently in another tab: that answer stays
+            messages.warning(request, f"Not saved: you had already answered this item "
+                                      f"({Answer(exc.answer).label if exc.answer else 'another answer'}), perhaps in "
+                                      "another tab. That answer is kept; undo it under My answers to change it.")
+            return _on_to_next(request, campaign, roles)
+        except NotAssigned as exc:
             messages.warning(request, public_message(exc))
             return _on_to_next(request, campaign, roles)
         except AnnotationError as exc:

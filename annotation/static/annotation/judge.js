@@ -1,5 +1,6 @@
-/* Keyboard judging: Y / N choose, C "can't tell" (and goes to the comment box: a comment is required), F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Backspace undoes your last answer (a plain page load), Esc leaves a field (a field
-   the page focused itself keeps Y / N / C / F as shortcuts until the person types in it).
+/* Keyboard judging: Y / N choose, C "can't tell" (and goes to the comment box: a comment is required), F or / focus the source, R / H / T fill in your last source or the head's / tail's page, Enter submits, S skips, Backspace undoes your last answer (a plain page load), Esc leaves a field (a source field
+   the page focused itself keeps Y / N / C / F as shortcuts until the person types in it; a comment or reason box
+   takes every key but Enter as text).
    Sends the visible page time (added up over re-renders after an error) as a hint: the server measures the
    time on task itself, from the hand-out, and keeps this figure only up to its own.
 
@@ -28,6 +29,7 @@
     var tag = el.tagName;
     return (tag === "INPUT" && el.type !== "radio" && el.type !== "checkbox") || tag === "TEXTAREA" || el.isContentEditable;
   }
+  function isSourceField(el) { return el === focusField && el.name === "source_url"; }
   function choose(value) {
     var input = form.querySelector("input[name=" + choice + "][value=" + value + "]");
     if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
@@ -97,10 +99,14 @@
       });
     }
     // A field the page focused (after a server error, or the browser's check of a required field), not the
-    // person: until they enter it themselves (F, a click, a character that is no shortcut) Y / N / F / R / H / T / S
-    // keep their meaning, so shortcuts typed by a person who did not see the focus move are not stored as text
-    // ("YfSource of...").
-    form.addEventListener("invalid", function (e) { armed = e.target; }, true);
+    // person: until they enter it themselves (F, a click, a character that is no shortcut) Enter saves again
+    // instead of typing a newline and, in the source field, Y / N / C / F / R / H / T / S keep their meaning, so
+    // shortcuts typed by a person who did not see the focus move are not stored as a URL. In a comment or reason
+    // box every other key is text: a sentence starts with any letter ("No source...", "Yet..."), and a shortcut
+    // there would change the answer the person chose and eat the letter.
+    form.addEventListener("invalid", function (e) {
+      if (e.target !== document.activeElement) armed = e.target;  // already there: the person's own field
+    }, true);
     ["mousedown", "input", "focusout"].forEach(function (type) {
       form.addEventListener(type, function (e) { if (e.target === armed) disarm(); });
     });
@@ -115,7 +121,9 @@
     if (given) given.dispatchEvent(new Event("change", { bubbles: true }));
     form.addEventListener("submit", onSubmit);
     if (skip) skip.addEventListener("submit", onSubmit);
-    if (form.getAttribute("data-autofocus-error") === "1") { focusSource(); armed = focusField; }
+    var errorIn = form.getAttribute("data-autofocus-error");  // the field of the server's error, focused
+    if (errorIn === "source") { focusSource(); armed = focusField; }
+    else if (errorIn === "comment" && comment) { comment.focus(); armed = comment; }
     // While the person reads, the server prepares the page of the item it will likely hand out next (it answers
     // 204, nothing more), so that the save's answer is quicker. Once per item.
     var prepare = form.getAttribute("data-prepare-next");
@@ -218,12 +226,13 @@
     if (typing(active)) {
       if (e.key === "Escape") { active.blur(); return; }
       if (active !== armed) return;
+      if (key === "Enter") { e.preventDefault(); submit(); return; }  // save again (a newline in a reason box, else)
+      if (!isSourceField(active)) return;  // a comment or reason box: text
       if (key === "y" || key === "n") { e.preventDefault(); choose(key.toUpperCase()); }
       else if (key === "c" && comment && choose("C")) { e.preventDefault(); disarm(); comment.focus(); }
       else if (key === "f" || key === "/") { e.preventDefault(); disarm(); focusSource(); }  // now typing here
       else if ((key === "r" || key === "h" || key === "t") && useSource(key)) { e.preventDefault(); }
       else if (key === "s" && skip) { e.preventDefault(); skipItem(); }
-      else if (key === "Enter") { e.preventDefault(); submit(); }  // save again (a newline in a reason box, else)
       return;
     }
     if (key === "y") { e.preventDefault(); choose("Y"); }
