@@ -73,6 +73,10 @@ def test_double_submit_is_one_judgment(tmp_path):
     # a different answer later is a conflict with what is recorded
     changed = submit(client, campaign, handout, answer="N", request_id="another")
     assert changed.status_code == 409 and "cannot be changed" in changed.json()["detail"]
+    # ... also under the first request's id: another answer is no retry of it
+    same_id = submit(client, campaign, handout, answer="N")
+    assert same_id.status_code == 409 and "(Y); a judgment cannot be changed" in same_id.json()["detail"]
+    assert list(Judgment.objects.filter(user=user).values_list("answer", flat=True)) == ["Y"]
 
 
 def test_errors_are_clear(tmp_path):
