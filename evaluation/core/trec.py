@@ -212,8 +212,15 @@ def _read_bytes(path: Path) -> bytes:
         raise TrecFormatError(path, None, f"cannot read file: {message}") from None
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def _checked(path: Path, data: bytes) -> bytes:
-    """``data`` when its lines and fields are within the limits, else TrecFormatError naming the line."""
+    """``data`` when its lines and fields are within the limits, else TrecFormatError naming the line. A UTF-8 byte
+    order mark (Windows editors write one) is no part of the first qid: both readers leave it out (pandas' did,
+    the line scanner kept it, so a CRLF or commented file with one lost its first line's judgment; trec_eval
+    reads it as part of the qid)."""
+    data = data.removeprefix(_BOM)
     try:
         userfiles.check_line_lengths(path, data)
         userfiles.check_field_lengths(path, data, MAX_FIELD_CHARS, "qids, docids and tags")

@@ -181,11 +181,13 @@ def read_text(path: Path | str, *, universal_newlines: bool = False, max_line_by
     """A regular file's text, strict UTF-8, lines of at most ``max_line_bytes``.
 
     With ``universal_newlines`` \\r\\n and lone \\r become \\n (what ``Path.read_text`` does), so that the
-    caller's ``split("\\n")`` numbers lines as an editor does; otherwise the text is returned as is.
+    caller's ``split("\\n")`` numbers lines as an editor does; otherwise the text is returned as is. A byte order
+    mark at the start (Windows editors write one) is left out: it is no part of the first line's first field
+    (an import of labels read it so and dropped that line as an unknown triple).
     """
     data = read_bytes(path)
     check_line_lengths(path, data, max_line_bytes=max_line_bytes, universal_newlines=universal_newlines)
-    text = decode_utf8(path, data, universal_newlines=universal_newlines)
+    text = decode_utf8(path, data, universal_newlines=universal_newlines).removeprefix("\ufeff")
     if universal_newlines and "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text

@@ -58,19 +58,44 @@ def import_kg(
             kg = _write_kg(name, fit(str(Path(folder).resolve()), "KnowledgeGraph", "source"), description, data,
                            progress, written, replacing=existing is not None)
     except BaseException as exc:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
-        for relative in written:
-            remove_file(relative)
-        if isinstance(exc, IntegrityError) and KnowledgeGraph.objects.filter(name=name).exists():
-            # another import of the same name committed first (two commands started together): one line, as above
-            raise KGImportError(f"a knowledge graph named {name!r} was imported by another command while this one "
-                                "ran (use --replace to overwrite it)") from None
-        raise
+        kg = _committed_anyway(name, written)
+        if kg is None:
+            for relative in written:
+                remove_file(relative)
+            if isinstance(exc, IntegrityError) and KnowledgeGraph.objects.filter(name=name).exists():
+                # another import of the same name committed first (two commands started together): one line
+                raise KGImportError(f"a knowledge graph named {name!r} was imported by another command while this "
+                                    "one ran (use --replace to overwrite it)") from None
+            raise
+        # Interrupted after the COMMIT (SQLite turning its checks back on, the clean-up below): the import is
+        # done, its file stays with its rows, and it finishes as if the interrupt had come a moment later.
     if existing is not None and existing.arrays_file:  # the replaced KG's folder (its arrays, cached statistics)
         old_folder = storage_path(existing.arrays_file).parent
         if old_folder != storage_path(kg.arrays_file).parent:
-            transaction.on_commit(lambda: shutil.rmtree(old_folder, ignore_errors=True))
+            transaction.on_commit(lambda: _remove_replaced(old_folder))
     refresh_planner_statistics(Triple, Entity)  # SQLite: else the judge page's look-ups scan the KG's triples
     return kg
+
+
+def _remove_replaced(folder: Path) -> None:
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+    except KeyboardInterrupt:  # the new KG is committed: its clean-up finishes, the interrupt came too late
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _committed_anyway(name: str, written: list[str]) -> KnowledgeGraph | None:
+    """The KG this import committed although an exception followed, or None (rolled back: its files may go).
+    Inside an outer transaction nothing is committed yet (it rolls back with the exception). When the database
+    cannot tell (the interrupt broke the connection), the files are kept: an orphaned file is harmless, a KG row
+    whose arrays were deleted is not."""
+    if not written or connection.in_atomic_block:
+        return None
+    try:
+        return KnowledgeGraph.objects.filter(name=name, arrays_file__in=written).first()
+    except Exception:  # noqa: BLE001 - any database error: unknown
+        written.clear()
+        return None
 
 
 def _database_limits() -> FieldLimits:
