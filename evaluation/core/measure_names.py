@@ -18,6 +18,7 @@ there).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -192,7 +193,10 @@ def _parse_pairs(base: str, params: str) -> tuple[tuple[str, float], ...]:
             raise UnknownMeasureError(f"malformed pair parameters in {base}.{params} (expected level=gain,...)")
         if _is_int(key) and int(key) < 0:
             raise UnknownMeasureError(f"gain levels must be >= 0 in {base}.{params}")
-        pairs.append((key, atof(value)))
+        gain = atof(value)
+        if not math.isfinite(gain):  # trec_eval's sort of the gains casts a NaN / infinite difference to int
+            raise UnknownMeasureError(f"gains must be finite numbers in {base}.{params}")
+        pairs.append((key, gain))
     levels = [int(key) for key, _ in pairs if _is_int(key)]
     if len(set(levels)) != len(levels):
         raise UnknownMeasureError(f"a level is given two gains in {base}.{params}")

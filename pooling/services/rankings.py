@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from pooling.engine import userfiles
 from pooling.engine.npzfiles import ArrayFile, StoredArray, load_checked
@@ -608,9 +608,13 @@ def _store_imported(sample: Sample, name: str, result: "RankingResult", config: 
             save_arrays(scores_relative, **scores)
             Ranking.objects.create(system=system, sample=sample, k=result.k, filter=FILTER_ALL,
                                    ranking_file=relative, scores_file=scores_relative, mrr=result_mrr(result))
-    except BaseException:
+    except BaseException as exc:
         for relative in written:
             remove_file(relative)
+        if isinstance(exc, IntegrityError) and System.objects.filter(kg=sample.kg, name=name).exists():
+            # another import of the same name committed first (two commands started together): one line
+            raise RunImportError(f"a system named {name!r} was imported into {sample.kg.name} by another command "
+                                 "while this one ran") from None
         raise
     return system
 
