@@ -41,3 +41,20 @@ def test_the_declared_evaluation_starts_with_the_last_decision(storage, tmp_path
     again = plan_campaign(parse_campaign_file(path))
     assert again.changes == [] and [a.line() for a in again.actions if a.subject == "evaluation"] == [
         f"= evaluation: run {run.pk}, done"]
+
+
+def test_a_system_the_evaluation_names_must_exist(storage, tmp_path):  # noqa: F811
+    """An unknown name was accepted, then `campaign evaluate` (or the last decision) failed with a traceback
+    (found from outside); the plan refuses it, and applying writes nothing."""
+    from annotation.services.campaign_apply import CampaignApplyError
+    from pooling.models import KnowledgeGraph
+
+    path = write_campaign(tmp_path, depth=1, extra=EVALUATION + 'systems = ["distmult", "nosuch"]\n')
+    refusals = plan_campaign(parse_campaign_file(path)).refusals
+    assert [(r.subject, r.detail) for r in refusals] == [
+        ("evaluation", "evaluation.systems: no system 'nosuch' in the file or in cf-umls")]
+    with pytest.raises(CampaignApplyError, match="nothing was applied"):
+        apply_campaign(parse_campaign_file(path))
+    assert not KnowledgeGraph.objects.filter(name="cf-umls").exists() and not Campaign.objects.exists()
+    fine = write_campaign(tmp_path, depth=1, extra=EVALUATION + 'systems = ["distmult"]\n')
+    assert plan_campaign(parse_campaign_file(fine)).refusals == []

@@ -514,7 +514,14 @@ def test_templates_and_guidelines():
 
 def test_sources():
     assert read(BASE + '[sources]\nallowed_domains = ["a.org", "b.org"]\n').allowed_domains == ("a.org", "b.org")
-    assert read(BASE + "[sources]\nallowed_domains = []\n").allowed_domains == ()
+    # what the campaign would refuse is refused here, with its line (the apply crashed half-way before)
+    fails(BASE + "[sources]\nallowed_domains = []\n", "/x/c.toml:13: sources.allowed_domains: give at least one "
+          "verified source domain (e.g. wikipedia.org): without one nobody can give an acceptable source, so nobody "
+          "can judge")
+    for bad in ("https://en.wikipedia.org/wiki", "http://[::1", "en wikipedia.org"):
+        fails(BASE + f'[sources]\nallowed_domains = ["a.org", "{bad}"]\n', "/x/c.toml:13: sources.allowed_domains: "
+              "give bare domain names such as wikipedia.org")
+    assert read(BASE + '[sources]\nallowed_domains = ["*.A.org."]\n').allowed_domains == ("*.A.org.",)
     fails(BASE + '[sources]\nallowed_domains = ["a.org", " "]\n', "/x/c.toml:13: sources.allowed_domains must be a "
           "list of domain names")
     fails(BASE + '[sources]\nallowed_domains = [1]\n', "/x/c.toml:13: sources.allowed_domains must be a list of "

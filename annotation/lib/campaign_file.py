@@ -28,6 +28,7 @@ from annotation.lib.guidelines import CAMPAIGN_KEY, MAX_GUIDELINES_CHARS
 from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
 from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
+from annotation.lib.sources import domains_refusal
 from annotation.lib.type_rule import TYPE_SOURCES
 
 VERSION = 1
@@ -367,6 +368,8 @@ class _Reader:
         domains = self.value(sources, "allowed_domains", list, "sources")
         if domains is not None and not all(isinstance(d, str) and d.strip() for d in domains):
             self.fail("sources.allowed_domains must be a list of domain names", "sources", "allowed_domains")
+        if domains is not None and (refusal := domains_refusal(domains)):  # as the campaign would refuse them
+            self.fail(f"sources.allowed_domains: {refusal}", "sources", "allowed_domains")
         return CampaignSpec(
             name=self.slug(campaign, "name", "campaign", "campaign", required=True),
             description=self.value(campaign, "description", str, "campaign", ""),

@@ -27,6 +27,18 @@ def normalise_domain(domain: str) -> str:
     return domain
 
 
+def domains_refusal(domains) -> str | None:
+    """Why a list of verified source domains cannot be a campaign's, or None: none left once normalised (nobody
+    could give an acceptable source, so nobody could judge), or one that is no bare domain name."""
+    cleaned = [d for d in (normalise_domain(str(x)) for x in domains) if d]
+    if not cleaned:
+        return ("give at least one verified source domain (e.g. wikipedia.org): without one nobody can give an "
+                "acceptable source, so nobody can judge")
+    if any("/" in d or " " in d for d in cleaned):
+        return "give bare domain names such as wikipedia.org"
+    return None
+
+
 def has_doubled_scheme(url: str) -> bool:
     """Whether ``url`` holds a second http(s) scheme after its own, as in
     ``https://en.wikipedia.org/wiki/https://en.wikipedia.org/wiki/Steroid``."""

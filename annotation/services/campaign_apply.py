@@ -131,7 +131,7 @@ class _Steps:
         self.settings(campaign)
         self.gold(campaign)
         self.record(campaign)
-        self.evaluation(campaign)
+        self.evaluation(campaign, kg)
         return self.plan
 
     # ------------------------------------------------------------------------------------------------ KG
@@ -637,11 +637,16 @@ class _Steps:
             CampaignFile.objects.update_or_create(campaign=campaign, defaults={
                 "spec": data, "path": self.path[:1000], "applied_at": timezone.now()})
 
-    def evaluation(self, campaign: Campaign | None) -> None:
+    def evaluation(self, campaign: Campaign | None, kg: KnowledgeGraph | None) -> None:
         """Start the declared evaluation when judging is done; until then mark the campaign, so that the write
         that decides its last item starts it (``campaign_evaluation.evaluate_if_done``)."""
         spec = self.spec.evaluation
         subject = "evaluation"
+        unknown = self.unknown_systems((spec.systems or ()) if spec is not None else (), kg)
+        if unknown:  # refused by the plan: the evaluation would fail when judging is done, or on `campaign evaluate`
+            self.note("refuse", subject, f"evaluation.systems: no system {', '.join(map(repr, unknown))} in the file "
+                                         f"or in {self.spec.kg.name}")
+            return
         waits = spec is not None and spec.when == "done"
         if campaign is None:
             if spec is not None:
@@ -670,6 +675,13 @@ class _Steps:
         if waits and not current and not left:
             start_declared_evaluation(campaign, self.spec)
 
+
+    def unknown_systems(self, names, kg: KnowledgeGraph | None) -> list[str]:
+        """The names that are neither a system the file declares nor one of the KG's."""
+        known = set(self.systems) | {system.name for system in self.spec.systems}
+        if kg is not None:
+            known |= set(System.objects.filter(kg=kg, name__in=list(names)).values_list("name", flat=True))
+        return [name for name in names if name not in known]
 
 def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"

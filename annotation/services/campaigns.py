@@ -6,7 +6,7 @@ import random
 from django.db import IntegrityError, connections, router, transaction
 
 from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
-from annotation.lib.sources import normalise_domain
+from annotation.lib.sources import domains_refusal, normalise_domain
 from annotation.models import Campaign, Item, Membership, Role, default_allowed_domains
 from annotation.selectors.campaigns import forget_roles
 from annotation.services.errors import AnnotationError
@@ -94,13 +94,10 @@ def remove_member(campaign: Campaign, user, role: str) -> None:
 def checked_domains(domains: list[str]) -> list[str]:
     """Verified source domains normalised, without blanks or repeats; refused when none is left (nobody could
     give an acceptable source, so nobody could judge) or one is not a bare domain name."""
-    cleaned = list(dict.fromkeys(d for d in (normalise_domain(str(x)) for x in domains) if d))
-    if not cleaned:
-        raise AnnotationError("give at least one verified source domain (e.g. wikipedia.org): without one nobody "
-                              "can give an acceptable source, so nobody can judge")
-    if any("/" in d or " " in d for d in cleaned):
-        raise AnnotationError("give bare domain names such as wikipedia.org")
-    return cleaned
+    refusal = domains_refusal(domains)
+    if refusal:
+        raise AnnotationError(refusal)
+    return list(dict.fromkeys(d for d in (normalise_domain(str(x)) for x in domains) if d))
 
 
 def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:
