@@ -36,8 +36,10 @@ def import_kg(
     replace: bool = False,
     description: str = "",
     progress: ProgressFn = _no_progress,
+    notes: list[str] | None = None,
 ) -> KnowledgeGraph:
-    """Parse the dataset folder, then write it in one transaction (all or nothing)."""
+    """Parse the dataset folder, then write it in one transaction (all or nothing). ``notes`` receives what the
+    import did to the files that their user should know (repeated triples left out, test triples also in train)."""
     checked_name("knowledge graph", name, KGImportError)
     existing = KnowledgeGraph.objects.filter(name=name).first()
     if existing is not None and not replace:
@@ -47,6 +49,8 @@ def import_kg(
     progress("reading files", 0, 1)
     data = read_kg(folder, files, _database_limits())
     progress("reading files", 1, 1)
+    if notes is not None:
+        notes += data_notes(data)
     written: list[str] = []
     try:
         # SQLite checks each triple's four foreign keys row by row (half the load time); the rows written here
@@ -96,6 +100,25 @@ def _committed_anyway(name: str, written: list[str]) -> KnowledgeGraph | None:
     except Exception:  # noqa: BLE001 - any database error: unknown
         written.clear()
         return None
+
+
+def data_notes(data: KGData) -> list[str]:
+    """Repeated triples left out of a split (the later lines: a test triple's index is its place among the split's
+    distinct triples), and valid / test triples that train states too (they leak the answer to a trained model)."""
+    notes = [f"{split}: {count:,} repeated triple{'s' if count != 1 else ''} left out (each is kept at its first line)"
+             for split, count in data.duplicates_skipped.items() if count]
+    num_entities, num_relations = len(data.entity_keys), len(data.relation_keys)
+
+    def keys(triples: np.ndarray) -> np.ndarray:
+        return (triples[:, 0] * num_relations + triples[:, 1]) * num_entities + triples[:, 2]
+
+    train = keys(data.splits["train"])
+    for split in ("valid", "test"):
+        leaked = int(np.isin(keys(data.splits[split]), train).sum()) if len(data.splits[split]) else 0
+        if leaked:
+            notes.append(f"{split}: {leaked:,} triple{'s' if leaked != 1 else ''} also in train (kept: a model "
+                         "trained on train has seen their answer)")
+    return notes
 
 
 def _database_limits() -> FieldLimits:

@@ -46,11 +46,12 @@ class Command(KgpoolCommand):
                 )
             }
         )
+        notes: list[str] = []
         with StageProgress(enabled=options["verbosity"] >= 1) as progress:
             try:
                 kg = import_kg(
                     options["name"], options["dir"], files=files, replace=options["replace"],
-                    description=options["description"], progress=progress,
+                    description=options["description"], progress=progress, notes=notes,
                 )
             except (KGFormatError, KGImportError) as exc:
                 raise refused(exc) from None
@@ -58,3 +59,5 @@ class Command(KgpoolCommand):
             f"Imported {kg.name}: {kg.num_entities:,} entities, {kg.num_relations:,} relations, "
             f"triples train {kg.num_train:,} / valid {kg.num_valid:,} / test {kg.num_test:,}"
         )
+        for note in notes:
+            self.stdout.write(self.style.WARNING(f"note: {note}"))
