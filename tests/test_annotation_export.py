@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from annotation.models import Item, Role
 from annotation.selectors.agreement import agreement, rushed_judgments
@@ -99,6 +99,19 @@ def test_export_and_import_commands(judged, tmp_path):
     out = io.StringIO()
     call_command("import_judgments", campaign.name, str(path), stdout=out)
     assert "3 kept (judged here)" in out.getvalue() and "1 sampled test triples" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_export_options_found_from_outside(judged, tmp_path, monkeypatch):
+    """-o - is standard output (it wrote a file named '-'); --annotator with a format it does not shape is refused
+    (it was ignored)."""
+    campaign, _items = judged
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    call_command("export_judgments", campaign.name, "--format", "labels", "-o", "-", stdout=out, stderr=io.StringIO())
+    assert len(out.getvalue().splitlines()) == 4 and not (tmp_path / "-").exists()
+    with pytest.raises(CommandError, match="--annotator goes with --format qrels-annotator"):
+        call_command("export_judgments", campaign.name, "--format", "labels", "--annotator", "x", stdout=io.StringIO())
 
 
 @pytest.mark.django_db

@@ -23,7 +23,7 @@ class Command(KgpoolCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign", help="Campaign name or id")
         parser.add_argument("--format", choices=(*FORMATS, "bundle"), default="labels")
-        parser.add_argument("-o", "--output", help="File to write (default: standard output)")
+        parser.add_argument("-o", "--output", help="File to write (default or '-': standard output)")
         parser.add_argument("--annotator", help="Username, for --format qrels-annotator")
         parser.add_argument("--with-history", action="store_true",
                             help="jsonl / csv: add each label's history (every version: who, when, old -> new, why)")
@@ -39,6 +39,11 @@ class Command(KgpoolCommand):
             return
         if options["with_history"] and options["format"] not in HISTORY_FORMATS:
             raise CommandError(f"--with-history goes with --format {' or '.join(HISTORY_FORMATS)}")
+        if options["annotator"] and options["format"] != "qrels-annotator":  # it was silently ignored
+            raise CommandError("--annotator goes with --format qrels-annotator (the other formats hold every "
+                               "annotator's work)")
+        if options["output"] == "-":  # the usual name of standard output (it wrote a file named '-')
+            options["output"] = None
         if options["format"] == "qrels-annotator":
             from django.contrib.auth import get_user_model
 
