@@ -409,26 +409,29 @@ def test_trained_systems():
         "eval_every": 1, "device": "cpu", "num_threads": 1, "hyperparameters": {"x": 1}})
     one = BASE.replace('run = "r.trec"', 'train = { architecture = "a", KEY }')
     for key in ("dim", "epochs", "batch_size", "eval_every", "num_threads"):
-        fails(one.replace("KEY", f"{key} = 0"), f"/x/c.toml: systems.train.{key} must be from 1 to 2147483647, "
+        fails(one.replace("KEY", f"{key} = 0"), f"/x/c.toml:7: systems.train.{key} must be from 1 to 2147483647, "
               "got 0")
         assert read(one.replace("KEY", f"{key} = 2147483647")).systems[0].train[key] == INT32_MAX
-        fails(one.replace("KEY", f"{key} = 2147483648"), f"/x/c.toml: systems.train.{key} must be from 1 to "
+        fails(one.replace("KEY", f"{key} = 2147483648"), f"/x/c.toml:7: systems.train.{key} must be from 1 to "
               "2147483647, got 2147483648")
     for key in ("seed", "patience"):
-        fails(one.replace("KEY", f"{key} = -1"), f"/x/c.toml: systems.train.{key} must be from 0 to 2147483647, "
+        fails(one.replace("KEY", f"{key} = -1"), f"/x/c.toml:7: systems.train.{key} must be from 0 to 2147483647, "
               "got -1")
-        fails(one.replace("KEY", f"{key} = 2147483648"), f"/x/c.toml: systems.train.{key} must be from 0 to "
+        fails(one.replace("KEY", f"{key} = 2147483648"), f"/x/c.toml:7: systems.train.{key} must be from 0 to "
               "2147483647, got 2147483648")
-    fails(one.replace("KEY", "lr = -0.5"), "/x/c.toml: systems.train.lr must be at least 0.0, got -0.5")
+    fails(one.replace("KEY", "lr = -0.5"), "/x/c.toml:7: systems.train.lr must be at least 0.0, got -0.5")
+    second = one.replace("KEY", "dim = 2").replace("[sample]", '[[systems]]\nname = "t"\ntrain = { architecture = '
+                                                  '"a", dim = -64 }\n[sample]')
+    fails(second, "/x/c.toml:10: systems.train.dim must be from 1 to 2147483647, got -64")  # the second system's line
     assert read(one.replace("KEY", "lr = 1e12")).systems[0].train["lr"] == 1e12
-    fails(one.replace("KEY", "lr = true"), "/x/c.toml: systems.train.lr must be a number, got True")
-    fails(one.replace("KEY", "dim = 2.0"), "/x/c.toml: systems.train.dim must be an integer, got 2.0")
-    fails(one.replace("KEY", "device = 0"), "/x/c.toml: systems.train.device must be a string, got 0")
-    fails(one.replace("KEY", "hyperparameters = 0"), "/x/c.toml: systems.train.hyperparameters must be a table, "
+    fails(one.replace("KEY", "lr = true"), "/x/c.toml:7: systems.train.lr must be a number, got True")
+    fails(one.replace("KEY", "dim = 2.0"), "/x/c.toml:7: systems.train.dim must be an integer, got 2.0")
+    fails(one.replace("KEY", "device = 0"), "/x/c.toml:7: systems.train.device must be a string, got 0")
+    fails(one.replace("KEY", "hyperparameters = 0"), "/x/c.toml:7: systems.train.hyperparameters must be a table, "
           "got 0")
     fails(one.replace("KEY", "depth = 1"), "/x/c.toml:5: [systems] has no setting 'depth'; settings: architecture, "
           "batch_size, device, dim, epochs, eval_every, hyperparameters, lr, num_threads, patience, seed")
-    fails(BASE.replace('run = "r.trec"', "train = { dim = 2 }"), "/x/c.toml: [systems.train] needs architecture")
+    fails(BASE.replace('run = "r.trec"', "train = { dim = 2 }"), "/x/c.toml:7: [systems.train] needs architecture")
     fails(BASE.replace('run = "r.trec"', "train = 1"), "/x/c.toml:7: systems.train must be a table, got 1")
     fails(BASE.replace('run = "r.trec"', 'train = { architecture = "a" }\nquestions = "q"\nformat = "f"'),
           "/x/c.toml:9: a trained system takes no 'format'")

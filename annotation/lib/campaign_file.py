@@ -256,6 +256,9 @@ class _Reader:
             header = re.compile(r"\s*\[\[?\s*" + re.escape(table) + r"\s*\]\]?\s*(#.*)?$")
             found = [n for n, line in enumerate(self.lines) if header.match(line)]
             if len(found) <= occurrence:
+                if "." in table:  # an inline table, e.g. systems.train: the line of its key in the outer table
+                    outer, _, inner = table.rpartition(".")
+                    return self.line_of(outer, inner, occurrence)
                 return None
             start = found[occurrence]
             if key is None:
