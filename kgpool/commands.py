@@ -149,6 +149,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+_DEVICE = re.compile(r"cpu|cuda(:\d{1,3})?")
+
+
+def device_name(text: str) -> str:
+    """argparse ``type=``: a torch device the project runs on, ``cpu``, ``cuda`` or ``cuda:N`` (another name was
+    taken and failed later, or never, e.g. ``--device tpu``)."""
+    if not _DEVICE.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"{one_line(text)[:40]!r} is not a device: cpu, cuda or cuda:N")
+    return text.strip()
+
+
 # ------------------------------------------------------------------------------------ output files
 @contextmanager
 def written_or_refused(path: Path | str) -> Iterator[TextIO]:

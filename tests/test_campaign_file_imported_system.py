@@ -49,3 +49,13 @@ def test_adding_a_score_matrix_system_grows_the_pool(storage, tmp_path):  # noqa
     assert Item.objects.filter(campaign=campaign, is_gold=False).count() == PoolEntry.objects.filter(
         pool=campaign.pool).count()
     assert plan_campaign(parse_campaign_file(path)).changes == []
+
+
+def test_a_missing_run_file_is_refused_by_the_plan(storage, tmp_path):  # noqa: F811
+    """It was planned as an import, and the apply failed (found from outside); a missing sample file was
+    refused by the plan already."""
+    extra = '\n[[systems]]\nname = "ext"\nrun = "nofile.trec"\n'
+    path = write_campaign(tmp_path, depth=2, pool_systems=("distmult", "ext"))
+    path.write_text(path.read_text().replace("[sample]", extra + "\n[sample]"))
+    plan = plan_campaign(parse_campaign_file(path))
+    assert [(r.subject, r.detail) for r in plan.refusals] == [("system ext", f"no file {tmp_path / 'nofile.trec'}")]

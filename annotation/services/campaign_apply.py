@@ -258,12 +258,17 @@ class _Steps:
             else:
                 self.note("keep", subject, f"imported {spec.kind}")
             return existing
+        options = spec.options
+        missing = [path for path in (spec.path, options.get("entities"), options.get("questions"))
+                   if path and not Path(path).is_file()]
+        if missing:  # refused by the plan (it was planned, then the apply failed)
+            self.note("refuse", subject, f"no file {missing[0]}")
+            return None
         self.note("create", subject, f"import the {'score matrix' if spec.kind == 'scores' else 'TREC run'} {spec.path}")
         if self.dry_run:
             return None
         from pooling.services.rankings import RunImportError, import_run, import_scores
 
-        options = spec.options
         try:
             if spec.kind == "scores":
                 return import_scores(sample, spec.path, name=spec.name, entity_index_path=options.get("entities"),

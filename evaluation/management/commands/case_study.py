@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, device_name
 
 STUDIES = {"fb15k237": ("fb15k-237", "fb15k-237", "fb15k-237-pooled")}
 
@@ -35,7 +35,7 @@ class Command(KgpoolCommand):
                                  "tiny (tests)")
         parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
                             help=f"comma-separated architectures (default {','.join(DEFAULT_SYSTEMS)}; also tucker)")
-        parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available)")
+        parser.add_argument("--device", type=device_name, help="cpu, cuda or cuda:N (default: cuda when available)")
         parser.add_argument("--threads", type=bounded_int(1, 4096), default=1,
                             help="torch CPU threads while training (default 1: fastest on a small shared CPU)")
         parser.add_argument("--out", help="output folder (default VAR_DIR/case-study/<study>-<profile>[-nN])")

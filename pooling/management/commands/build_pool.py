@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, positive_seconds
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_int, device_name, positive_seconds
 from pooling.management.commands._pooling_common import embedded, get_sample, wait_for_pool
 from pooling.management.progress import StageProgress
 
@@ -29,7 +29,7 @@ class Command(KgpoolCommand):
         parser.add_argument("--name", help="Pool name: letters, digits, -, _ and + (default: depth<K>-<systems>)")
         parser.add_argument("--chunk-size", type=bounded_int(1, INT32_MAX),
                             help="Questions per ranking task (default 256)")
-        parser.add_argument("--device", help="Embedded mode: cpu, cuda or cuda:N (default: cuda when available)")
+        parser.add_argument("--device", type=device_name, help="Embedded mode: cpu, cuda or cuda:N (default: cuda when available)")
         parser.add_argument("--force", action="store_true", help="Merge again even if the pool is done (no-op if unchanged)")
         parser.add_argument("--wait", action="store_true", help="With a broker: wait for the workers, showing progress")
         parser.add_argument("--timeout", type=positive_seconds,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from kgpool.commands import KgpoolCommand, refused
+from kgpool.commands import KgpoolCommand, device_name, refused
 from pooling.management.commands._pooling_common import get_kg
 
 
@@ -40,7 +40,7 @@ class Command(KgpoolCommand):
                                  "default false), embedding_height=N (ConvE, when its weight shapes fit several "
                                  "image heights)")
         parser.add_argument("--description", default="", help="Free text kept with the system")
-        parser.add_argument("--device", help="Device for the MRR computation: cpu, cuda or cuda:N (default: cuda "
+        parser.add_argument("--device", type=device_name, help="Device for the MRR computation: cpu, cuda or cuda:N (default: cuda "
                                              "when available)")
 
     def handle(self, *args: object, **options: object) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_float, bounded_int
+from kgpool.commands import INT32_MAX, KgpoolCommand, bounded_float, bounded_int, device_name
 from pooling.management.commands._pooling_common import embedded, get_kg
 from pooling.management.progress import StageProgress
 
@@ -31,7 +31,7 @@ class Command(KgpoolCommand):
         parser.add_argument("--patience", type=bounded_int(0, 1_000_000),
                             help="Stop after this many validations without improvement (0: never stop early)")
         parser.add_argument("--eval-every", type=bounded_int(1, 1_000_000), help="Validate every N epochs")
-        parser.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when available)")
+        parser.add_argument("--device", type=device_name, help="cpu, cuda or cuda:N (default: cuda when available)")
         parser.add_argument("--threads", type=bounded_int(1, 4096),
                             help="torch CPU threads while training (1 is often fastest)")
         parser.add_argument("--wait", action="store_true", help="With a broker: wait until the worker is done")
