@@ -407,7 +407,7 @@ def test_trained_systems():
     assert system == SystemSpec(name="distmult", kind="train", path=None, options={"description": "d"}, train={
         "architecture": "DistMult", "dim": 1, "epochs": 1, "lr": 0.0, "batch_size": 1, "seed": 0, "patience": 0,
         "eval_every": 1, "device": "cpu", "num_threads": 1, "hyperparameters": {"x": 1}})
-    one = BASE.replace('run = "r.trec"', 'train = { architecture = "a", KEY }')
+    one = BASE.replace('run = "r.trec"', 'train = { architecture = "transe", KEY }')
     for key in ("dim", "epochs", "batch_size", "eval_every", "num_threads"):
         fails(one.replace("KEY", f"{key} = 0"), f"/x/c.toml:7: systems.train.{key} must be from 1 to 2147483647, "
               "got 0")
@@ -433,14 +433,16 @@ def test_trained_systems():
           "batch_size, device, dim, epochs, eval_every, hyperparameters, lr, num_threads, patience, seed")
     fails(BASE.replace('run = "r.trec"', "train = { dim = 2 }"), "/x/c.toml:7: [systems.train] needs architecture")
     fails(BASE.replace('run = "r.trec"', "train = 1"), "/x/c.toml:7: systems.train must be a table, got 1")
-    fails(BASE.replace('run = "r.trec"', 'train = { architecture = "a" }\nquestions = "q"\nformat = "f"'),
+    fails(BASE.replace('run = "r.trec"', 'train = { architecture = "transe" }\nquestions = "q"\nformat = "f"'),
           "/x/c.toml:9: a trained system takes no 'format'")
-    # the name from the architecture must be a slug too
-    fails(BASE.replace('name = "s"\nrun = "r.trec"', 'train = { architecture = "Rot E" }'),
-          "/x/c.toml:5: each [[systems]] needs a name")
-    fails(BASE.replace('name = "s"\nrun = "r.trec"', 'train = { architecture = "" }'),
-          "/x/c.toml:5: each [[systems]] needs a name")
-    assert read(BASE.replace('run = "r.trec"', 'train = { architecture = "A" }')).systems[0].name == "s"
+    # an architecture kgpool does not train is refused with its line (the plan named no file before)
+    known = "transe, rotate, distmult, complex, rescal, conve, tucker"
+    for bad in ("Rot E", "", "nosuch"):
+        fails(BASE.replace('name = "s"\nrun = "r.trec"', f'train = {{ architecture = "{bad}" }}'),
+              f"/x/c.toml:6: systems.train.architecture must be one of {known}, got {bad!r}")
+    assert read(BASE.replace('run = "r.trec"', 'train = { architecture = "TransE" }')).systems[0].name == "s"
+    assert read(BASE.replace('name = "s"\nrun = "r.trec"', 'train = { architecture = "RotatE" }')).systems[0].name \
+        == "rotate"
 
 
 def test_the_sample_table():

@@ -30,6 +30,7 @@ from annotation.lib.judging_order import ORDERS
 from annotation.lib.rules import RULES
 from annotation.lib.sources import domains_refusal
 from annotation.lib.type_rule import TYPE_SOURCES
+from pooling.engine.architectures import ARCHITECTURE_NAMES
 
 VERSION = 1
 ROLES = ("admin", "annotator", "adjudicator", "expert")  # = annotation.models.Role (checked by a test)
@@ -410,6 +411,9 @@ class _Reader:
                     low = 0.0 if key == "lr" else low
                     self.value(train, key, value_type, "systems.train", required=key == "architecture",
                                low=low, high=INT32_MAX if value_type is int else None, occurrence=n)
+                if train["architecture"].lower() not in ARCHITECTURE_NAMES:  # the plan named no file before
+                    self.fail(f"systems.train.architecture must be one of {', '.join(ARCHITECTURE_NAMES)}, got "
+                              f"{_shown(train['architecture'])}", "systems.train", "architecture", n)
                 extra = set(row) - {"name", "train", "description"}
                 if extra:
                     self.fail(f"a trained system takes no {sorted(extra)[0]!r}", "systems", sorted(extra)[0], n)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from pooling.services.systems import ARCHITECTURE_NAMES
+from pooling.engine.architectures import ARCHITECTURE_NAMES
 
 INT32 = 2**31 - 1
 NAME = {"max_length": 100, "help_text": "letters, digits, - and _, starting with a letter or a digit"}

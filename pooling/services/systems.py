@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from pooling import task_names
+from pooling.engine.architectures import ARCHITECTURE_NAMES
 from pooling.models import KnowledgeGraph, System
 from pooling.selectors.kg import kg_triples
 from pooling.storage import storage_path
@@ -251,8 +252,6 @@ def cached_system_model(system: System, device: str | None = None) -> Any:
     return model
 
 
-#: The architectures ``pooling.kge`` trains (its ARCHITECTURES, named here so that web requests need no torch).
-ARCHITECTURE_NAMES = ("transe", "rotate", "distmult", "complex", "rescal", "conve", "tucker")
 REQUESTED = "requested_options"  # config key of a training asked for through the API, resolved by the worker
 
 
