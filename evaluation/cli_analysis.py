@@ -43,6 +43,8 @@ def run_probe(args: argparse.Namespace) -> int:
     try:
         queries = read_ranks(args.ranks)
         train = read_triples(args.train)
+        if not train:  # every popularity would be 0 (it was taken without a word)
+            raise InputError(args.train, None, "no train triples: PROBE weighs each answer by its popularity in train")
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return INPUT_ERROR_EXIT_CODE

@@ -94,8 +94,10 @@ def run_pairs(args: argparse.Namespace, out: TextIO) -> int:
         raise InputError(args.run, None, "no ranked pairs")
     excluded = {(h, r, t) for path in args.exclude or [] for h, r, t in read_triples(path)}
     relevant_names: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    for h, r, t in read_triples(args.test) + [triple for path in args.positives or []
-                                              for triple in _read_positive_triples(path)]:
+    test = read_triples(args.test)
+    if not test:  # every metric would be nan (it printed nan and exit status 0)
+        raise InputError(args.test, None, "no test triples")
+    for h, r, t in test + [triple for path in args.positives or [] for triple in _read_positive_triples(path)]:
         relevant_names[r].add((h, t))
     # Encode names as ids (TopPairs holds ints); ranking: score descending, ties in file order.
     relation_names = sorted(set(ranked) | set(relevant_names))

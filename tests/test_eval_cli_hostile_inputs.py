@@ -222,3 +222,12 @@ def test_ctrl_c_is_one_line_and_exit_status_130(tmp_path, capsys, monkeypatch):
     assert main(["trec", "-m", "map", str(paths["qrels"]), str(paths["run"])]) == 130
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", "error: interrupted\n")
+
+
+def test_an_empty_train_file_is_refused_by_probe(tmp_path, capsys):
+    """It was taken without a word: every answer's popularity 0 (found from outside)."""
+    replaced, template = ROLES["probe-train"]
+    paths = files(tmp_path)
+    paths[replaced].write_text("\n")
+    assert_refused(capsys, command(template, paths), str(paths[replaced]),
+                   "no train triples: PROBE weighs each answer by its popularity in train")

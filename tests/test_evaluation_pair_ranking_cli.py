@@ -64,6 +64,12 @@ def test_pairs_bad_run_names_file_and_line(tmp_path: Path, line: str, message: s
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+def test_pairs_refuses_an_empty_test_file(tmp_path: Path) -> None:
+    """Every metric would be nan: it printed nan with exit status 0 (found from outside)."""
+    result = run_cli("pairs", write(tmp_path / "run.tsv", "r\ta\tb\t1\n"), write(tmp_path / "test.txt", "\n"))
+    assert result.returncode == 2 and "test.txt: no test triples" in result.stderr and not result.stdout
+
+
 def test_property_end_to_end(tmp_path: Path) -> None:
     train = write(tmp_path / "train.txt", "h0\tr0\tx\nh1\tr2\tx\nh2\tr1\tx\n")
     test = write(tmp_path / "test.txt", "h0\tr1\ty\nh0\tr2\ty\nh1\tr3\ty\nh2\tr1\ty\n")
