@@ -69,8 +69,14 @@ def run_probe(args: argparse.Namespace) -> int:
         for beta, score in zip(BETA_GRID, beta_scores):
             print(f"beta\t1\t{_format(beta)}\t{_format(score)}")
     else:
-        score = probe_score(queries.rank, queries.num_candidates, entity_delta, relation_delta,
-                            alpha=args.alpha, beta=args.beta)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            score = probe_score(queries.rank, queries.num_candidates, entity_delta, relation_delta,
+                                alpha=args.alpha, beta=args.beta)
+        if not np.isfinite(score):  # numpy's overflow warnings and "nan" before
+            print(f"error: PROBE is not a finite number at alpha {_format(args.alpha)}, beta {_format(args.beta)}: "
+                  "the weights (popularity ** -beta) or the rank transform leave the floating-point range; the "
+                  "usual values lie in [-1, 1]", file=sys.stderr)
+            return INPUT_ERROR_EXIT_CODE
         print(_format(score))
     return 0
 

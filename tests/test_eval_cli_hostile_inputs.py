@@ -231,3 +231,13 @@ def test_an_empty_train_file_is_refused_by_probe(tmp_path, capsys):
     paths[replaced].write_text("\n")
     assert_refused(capsys, command(template, paths), str(paths[replaced]),
                    "no train triples: PROBE weighs each answer by its popularity in train")
+
+
+@pytest.mark.parametrize("option", [["--beta", "1e308"], ["--beta=-1e308"], ["--alpha", "1e308"]])
+def test_probe_parameters_out_of_range_are_one_line(tmp_path, capsys, option):
+    """numpy's overflow warnings and "nan" with exit status 0 before (found from outside)."""
+    paths = files(tmp_path)
+    status = main(command(ROLES["probe-train"][1], paths) + option)
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "") and err.count("\n") == 1 and err.startswith("error: PROBE is not a finite number")
+    assert main(command(ROLES["probe-train"][1], paths) + [option[0].split("=")[0], "0.5"]) == 0  # a usual value
