@@ -33,7 +33,9 @@ def names(specs: list[str]) -> list[str]:
     ("ndcg.1=2=3", "malformed pair parameters in ndcg.1=2=3 (expected level=gain,...)"),
     ("ndcg.-1=2", "gain levels must be >= 0 in ndcg.-1=2"),
     ("ndcg.1=2,1=3", "a level is given two gains in ndcg.1=2,1=3"),
-    ("ndcg.1=nan", "gains must be finite numbers in ndcg.1=nan"),  # a traceback before (found from outside)
+    ("ndcg.1=nan", "gains must be finite numbers in ndcg.1=nan"),
+    ("Rprec_mult.-1", "cut-offs of 'Rprec_mult' must be finite numbers >= 0, got '-1'"),  # "unknown measure" before
+    ("iprec_at_recall.0.5,inf", "cut-offs of 'iprec_at_recall' must be finite numbers >= 0, got '0.5,inf'"),  # a traceback before (found from outside)
     ("ndcg.0=1,1=inf", "gains must be finite numbers in ndcg.0=1,1=inf"),
     ("ndcg.1=-Infinity", "gains must be finite numbers in ndcg.1=-Infinity"),
     ("utility.1,2", "utility takes 4 coefficients, got '1,2'"),

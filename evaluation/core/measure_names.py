@@ -180,6 +180,8 @@ def _parse_cuts(base: str, params: str) -> list[int]:
 
 def _parse_real_cuts(base: str, params: str) -> list[float]:
     cuts = sorted(atof(part) for part in params.split(","))
+    if cuts[0] < 0 or not math.isfinite(cuts[-1]):  # a negative one failed later as "unknown measure 'X_-1.00'"
+        raise UnknownMeasureError(f"cut-offs of {base!r} must be finite numbers >= 0, got {params!r}")
     if len(set(cuts)) != len(cuts):
         raise UnknownMeasureError(f"duplicate cut-offs in {base}.{params}")
     return cuts
