@@ -19,12 +19,19 @@ pytestmark = BROWSER_MARKS
 WIKI = "https://en.wikipedia.org/wiki/Jeremy_Irons"
 
 
-@pytest.mark.django_db(transaction=True)
-def test_shortcuts_after_a_server_error_choose_instead_of_typing(tmp_path, live_server, browser):  # noqa: F811
+def _judging(tmp_path, live_server, browser):  # noqa: F811
+    """An annotator "one" on the judge page of a one-item campaign: (browser context, page, user)."""
     campaign = nationality_campaign(tmp_path, entries=1)
     one = member(campaign, "one", "annotator")
     context, page = login(browser, live_server, "one")
     page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
+    page.wait_for_selector("#judge-form")
+    return context, page, one
+
+
+@pytest.mark.django_db(transaction=True)
+def test_shortcuts_after_a_server_error_choose_instead_of_typing(tmp_path, live_server, browser):  # noqa: F811
+    context, page, one = _judging(tmp_path, live_server, browser)
     judge_by_keyboard(page, "y", "https://example.com/irons")  # not a verified source: the form comes back
     assert "not a verified source" in page.inner_text(".has-error")
     assert page.evaluate("document.activeElement.name") == "source_url"
@@ -45,11 +52,7 @@ def test_c_after_a_server_error_answers_can_t_tell_instead_of_typing_into_the_so
                                                                                      browser):  # noqa: F811
     """The defect: "c" went into the source field the error had focused, the answer stayed Yes, and Enter saved
     Yes with the source ".../wiki/cunsure"."""
-    campaign = nationality_campaign(tmp_path, entries=1)
-    one = member(campaign, "one", "annotator")
-    context, page = login(browser, live_server, "one")
-    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
-    page.wait_for_selector("#judge-form")
+    context, page, one = _judging(tmp_path, live_server, browser)
     page.keyboard.press("y")
     press_for_next_page(page)  # Yes without a source: the form comes back, the source field focused
     assert "source" in page.inner_text(".has-error").lower()
@@ -97,11 +100,7 @@ def test_the_reason_box_focused_by_the_required_check_takes_letters_as_text(tmp_
 
 @pytest.mark.django_db(transaction=True)
 def test_a_can_t_tell_comment_starting_with_a_shortcut_letter_keeps_the_answer(tmp_path, live_server, browser):  # noqa: F811
-    campaign = nationality_campaign(tmp_path, entries=1)
-    one = member(campaign, "one", "annotator")
-    context, page = login(browser, live_server, "one")
-    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
-    page.wait_for_selector("#judge-form")
+    context, page, one = _judging(tmp_path, live_server, browser)
     page.keyboard.press("c")  # can't tell: the comment box gets the focus
     assert page.evaluate("document.activeElement.name") == "quote"
     page.keyboard.press("Enter")  # no comment: the browser refuses, the focus stays
@@ -120,11 +119,7 @@ def test_a_can_t_tell_comment_starting_with_a_shortcut_letter_keeps_the_answer(t
 def test_a_blank_can_t_tell_comment_is_refused_on_the_comment_box(tmp_path, live_server, browser):  # noqa: F811
     """Spaces pass the browser's required check; the server's refusal is the comment box's error, focused and
     announced, the answer and the text kept."""
-    campaign = nationality_campaign(tmp_path, entries=1)
-    one = member(campaign, "one", "annotator")
-    context, page = login(browser, live_server, "one")
-    page.goto(f"{live_server.url}/campaigns/{campaign.name}/judge/")
-    page.wait_for_selector("#judge-form")
+    context, page, one = _judging(tmp_path, live_server, browser)
     page.keyboard.press("c")
     page.keyboard.type("   ")
     press_for_next_page(page)  # the same item with the server's error

@@ -74,3 +74,25 @@ def test_an_interrupt_before_the_commit_still_writes_nothing(tmp_path, storage, 
     kept = KnowledgeGraph.objects.get(name="kg")
     assert kept.pk == first.pk and storage_path(kept.arrays_file).is_file() and old_folder.exists()
     assert sorted(p.name for p in old_folder.parent.iterdir()) == [old_folder.name]  # the new one's file went
+
+
+def test_files_stay_when_the_database_cannot_say(tmp_path, storage, monkeypatch):  # noqa: F811
+    """An interrupt that also broke the connection: whether the rows were committed is unknown, so the file is
+    kept (an orphaned file is harmless, a KG row whose arrays were deleted is not)."""
+    real = kg_import.save_arrays
+
+    class Unreachable:
+        def filter(self, **kwargs):
+            raise RuntimeError("connection lost")
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        monkeypatch.setattr(kg_import.KnowledgeGraph, "objects", Unreachable())  # from here on: no answer
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kg_import, "save_arrays", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        kg_import.import_kg("kg", write_kg(tmp_path / "v", TRAIN, VALID, TEST))
+    monkeypatch.undo()
+    assert [p.name for p in storage.rglob("*.npz")] == ["triples.npz"]  # kept, not removed
+    assert not KnowledgeGraph.objects.exists()  # the rows were rolled back all the same

@@ -191,9 +191,10 @@ class Table:
 
 def table_from_pairs(pairs: Sequence[Pair], yes: Hashable = "Y", cant_tell: Hashable | None = None) -> Table:
     """The table of ``pairs``; with ``cant_tell`` given, the pairs with that answer go to ``Table.cant_tell``."""
-    unsure = sum(1 for a, b in pairs if cant_tell is not None and cant_tell in (a, b))
-    counts = Counter((a == yes, b == yes) for a, b in pairs if cant_tell is None or cant_tell not in (a, b))
-    return Table(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)], unsure)
+    rated = [(a, b) for a, b in pairs if cant_tell is None or cant_tell not in (a, b)]
+    counts = Counter((a == yes, b == yes) for a, b in rated)
+    return Table(counts[(True, True)], counts[(True, False)], counts[(False, True)], counts[(False, False)],
+                 len(pairs) - len(rated))
 
 
 def table_statistics(yy, yn, ny, nn, cant_tell=0) -> dict[str, object]:

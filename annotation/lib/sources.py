@@ -27,10 +27,15 @@ def normalise_domain(domain: str) -> str:
     return domain
 
 
+def normalised_domains(domains) -> list[str]:
+    """``domains`` normalised, without blanks or repeats, in their order."""
+    return list(dict.fromkeys(d for d in (normalise_domain(str(x)) for x in domains) if d))
+
+
 def domains_refusal(domains) -> str | None:
     """Why a list of verified source domains cannot be a campaign's, or None: none left once normalised (nobody
     could give an acceptable source, so nobody could judge), or one that is no bare domain name."""
-    cleaned = [d for d in (normalise_domain(str(x)) for x in domains) if d]
+    cleaned = normalised_domains(domains)
     if not cleaned:
         return ("give at least one verified source domain (e.g. wikipedia.org): without one nobody can give an "
                 "acceptable source, so nobody can judge")

@@ -680,13 +680,13 @@ class _Steps:
         if waits and not current and not left:
             start_declared_evaluation(campaign, self.spec)
 
-
     def unknown_systems(self, names, kg: KnowledgeGraph | None) -> list[str]:
         """The names that are neither a system the file declares nor one of the KG's."""
-        known = set(self.systems) | {system.name for system in self.spec.systems}
+        known = {system.name for system in self.spec.systems}
         if kg is not None:
             known |= set(System.objects.filter(kg=kg, name__in=list(names)).values_list("name", flat=True))
         return [name for name in names if name not in known]
+
 
 def _f(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"

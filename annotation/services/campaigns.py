@@ -6,7 +6,7 @@ import random
 from django.db import IntegrityError, connections, router, transaction
 
 from annotation.lib.evidence import DEFAULT_EVIDENCE_POLICY, EVIDENCE_POLICIES
-from annotation.lib.sources import domains_refusal, normalise_domain
+from annotation.lib.sources import domains_refusal, normalised_domains
 from annotation.models import Campaign, Item, Membership, Role, default_allowed_domains
 from annotation.selectors.campaigns import forget_roles
 from annotation.services.errors import AnnotationError
@@ -97,7 +97,7 @@ def checked_domains(domains: list[str]) -> list[str]:
     refusal = domains_refusal(domains)
     if refusal:
         raise AnnotationError(refusal)
-    return list(dict.fromkeys(d for d in (normalise_domain(str(x)) for x in domains) if d))
+    return normalised_domains(domains)
 
 
 def set_allowed_domains(campaign: Campaign, domains: list[str]) -> Campaign:

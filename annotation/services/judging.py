@@ -17,6 +17,8 @@ from annotation.services.item_state import settle_after_judgment
 from annotation.services.label_history import record_submitted
 
 _MAX_MS = 2**31 - 1  # the column's range (a hand-out may last longer than 24.8 days in theory)
+
+
 def submit_judgment(
     item: Item,
     user,

@@ -42,7 +42,8 @@ def campaign_home(request: HttpRequest, name: str) -> HttpResponse:
     campaign, roles = member_campaign(name, request.user)
     context = nav_context(campaign, request.user, roles)
     # an adjudicator who does not judge: their pace is their decisions, as on the adjudicate pages
-    work = Assignment.Kind.ADJUDICATE if Role.ADJUDICATOR in roles and Role.ANNOTATOR not in roles else Assignment.Kind.JUDGE
+    adjudicates_only = Role.ADJUDICATOR in roles and Role.ANNOTATOR not in roles
+    work = Assignment.Kind.ADJUDICATE if adjudicates_only else Assignment.Kind.JUDGE
     context.update(progress=web.progress(campaign, request.user, work=work), roles=sorted(roles))
     return render(request, "annotation/campaign_home.html", context)
 

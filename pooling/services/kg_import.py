@@ -62,10 +62,11 @@ def import_kg(
             kg = _write_kg(name, fit(str(Path(folder).resolve()), "KnowledgeGraph", "source"), description, data,
                            progress, written, replacing=existing is not None)
     except BaseException as exc:  # failed or interrupted (Ctrl-C): the arrays file of the rolled-back rows goes too
-        kg = _committed_anyway(name, written)
+        kg, rolled_back = _outcome(name, written)
         if kg is None:
-            for relative in written:
-                remove_file(relative)
+            if rolled_back:
+                for relative in written:
+                    remove_file(relative)
             if isinstance(exc, IntegrityError) and KnowledgeGraph.objects.filter(name=name).exists():
                 # another import of the same name committed first (two commands started together): one line
                 raise KGImportError(f"a knowledge graph named {name!r} was imported by another command while this "
@@ -88,18 +89,18 @@ def _remove_replaced(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _committed_anyway(name: str, written: list[str]) -> KnowledgeGraph | None:
-    """The KG this import committed although an exception followed, or None (rolled back: its files may go).
-    Inside an outer transaction nothing is committed yet (it rolls back with the exception). When the database
-    cannot tell (the interrupt broke the connection), the files are kept: an orphaned file is harmless, a KG row
-    whose arrays were deleted is not."""
+def _outcome(name: str, written: list[str]) -> tuple[KnowledgeGraph | None, bool]:
+    """(the KG this import committed although an exception followed, or None; whether its rows were rolled back, so
+    that its files may go). Inside an outer transaction nothing is committed yet (it rolls back with the exception).
+    When the database cannot tell (the interrupt broke the connection), neither: the files are kept, since an
+    orphaned file is harmless and a KG row whose arrays were deleted is not."""
     if not written or connection.in_atomic_block:
-        return None
+        return None, True
     try:
-        return KnowledgeGraph.objects.filter(name=name, arrays_file__in=written).first()
+        kg = KnowledgeGraph.objects.filter(name=name, arrays_file__in=written).first()
     except Exception:  # noqa: BLE001 - any database error: unknown
-        written.clear()
-        return None
+        return None, False
+    return kg, kg is None
 
 
 def data_notes(data: KGData) -> list[str]:

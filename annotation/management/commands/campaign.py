@@ -25,7 +25,8 @@ class Command(KgpoolCommand):
         apply = actions.add_parser("apply", help="Apply a campaign file")
         apply.add_argument("file", type=Path, help="The campaign file (.toml)")
         apply.add_argument("--plan", action="store_true", help="Show what would be done; write nothing")
-        apply.add_argument("--device", type=device_name, help="cpu, cuda or cuda:N for training and ranking in this process")
+        apply.add_argument("--device", type=device_name,
+                           help="cpu, cuda or cuda:N for training and ranking in this process")
         apply.add_argument("--timeout", type=positive_seconds, help="With workers: stop waiting after this many s")
         export = actions.add_parser("export", help="Write the campaign file of an existing campaign")
         export.add_argument("name", help="Campaign name or id")

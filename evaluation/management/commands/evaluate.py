@@ -67,7 +67,8 @@ class Command(KgpoolCommand):
                             help="seed of the corrupted negatives (default 0)")
         parser.add_argument("--pair-k", type=bounded_int(1, 100_000), default=100,
                             help="K of MAP@K / P@K in entity-pair ranking (default 100)")
-        parser.add_argument("--device", type=device_name, help="torch device for scoring trained systems (default: CUDA if available)")
+        parser.add_argument("--device", type=device_name,
+                            help="torch device for scoring trained systems (default: CUDA if available)")
         parser.add_argument("--save", action="store_true", help="also record an EvaluationRun (report page)")
         parser.add_argument("--background", action="store_true", help="queue an EvaluationRun on Celery and exit")
 

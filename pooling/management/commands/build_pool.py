@@ -29,7 +29,8 @@ class Command(KgpoolCommand):
         parser.add_argument("--name", help="Pool name: letters, digits, -, _ and + (default: depth<K>-<systems>)")
         parser.add_argument("--chunk-size", type=bounded_int(1, INT32_MAX),
                             help="Questions per ranking task (default 256)")
-        parser.add_argument("--device", type=device_name, help="Embedded mode: cpu, cuda or cuda:N (default: cuda when available)")
+        parser.add_argument("--device", type=device_name,
+                            help="Embedded mode: cpu, cuda or cuda:N (default: cuda when available)")
         parser.add_argument("--force", action="store_true", help="Merge again even if the pool is done (no-op if unchanged)")
         parser.add_argument("--wait", action="store_true", help="With a broker: wait for the workers, showing progress")
         parser.add_argument("--timeout", type=positive_seconds,

@@ -40,8 +40,8 @@ class Command(KgpoolCommand):
                                  "default false), embedding_height=N (ConvE, when its weight shapes fit several "
                                  "image heights)")
         parser.add_argument("--description", default="", help="Free text kept with the system")
-        parser.add_argument("--device", type=device_name, help="Device for the MRR computation: cpu, cuda or cuda:N (default: cuda "
-                                             "when available)")
+        parser.add_argument("--device", type=device_name,
+                            help="Device for the MRR computation: cpu, cuda or cuda:N (default: cuda when available)")
 
     def handle(self, *args: object, **options: object) -> None:
         from pooling.services.checkpoint_import import CheckpointImportError, import_checkpoint
